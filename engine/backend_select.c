@@ -1,0 +1,158 @@
+/* Start-up: CPU detection, the backend tables (each ISA starts from the one below it and
+ * overrides what it vectorises), the choice of backend, thread count and debug mode. */
+#include <omp.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "engine.h"
+#include "engine/cpu.h"
+#include "kernels_scalar/kernels_scalar.h"
+
+#ifdef SIMDGRAD_HAVE_AVX2
+void sg_backend_fill__avx2(sg_backend *b);
+#endif
+#ifdef SIMDGRAD_HAVE_AVX512
+void sg_backend_fill__avx512(sg_backend *b);
+#endif
+#ifdef SIMDGRAD_HAVE_NEON
+void sg_backend_fill__neon(sg_backend *b);
+#endif
+
+enum { BE_SCALAR, BE_AVX2, BE_AVX512, BE_NEON, BE_COUNT };
+static const char *const k_names[BE_COUNT] = {"scalar", "avx2", "avx512", "neon"};
+
+static sg_backend g_tables[BE_COUNT];
+static bool g_available[BE_COUNT];
+static _Atomic(const sg_backend *) g_current;
+static int g_best;
+static sg_cpu_info g_cpu;
+static char g_features[256];
+static atomic_int g_threads;
+static atomic_bool g_debug;
+static pthread_once_t g_once = PTHREAD_ONCE_INIT;
+
+static int backend_index(const char *name) {
+  for (int i = 0; i < BE_COUNT; i++)
+    if (name && strcmp(name, k_names[i]) == 0) return i;
+  return -1;
+}
+
+static void build_tables(void) {
+  g_tables[BE_SCALAR] = sg_backend_scalar;
+  g_available[BE_SCALAR] = true;
+  g_best = BE_SCALAR;
+#ifdef SIMDGRAD_HAVE_AVX2
+  g_tables[BE_AVX2] = g_tables[BE_SCALAR];
+  sg_backend_fill__avx2(&g_tables[BE_AVX2]);
+  g_available[BE_AVX2] = sg__cpu_can_avx2(&g_cpu);
+  if (g_available[BE_AVX2]) g_best = BE_AVX2;
+#endif
+#ifdef SIMDGRAD_HAVE_AVX512
+  g_tables[BE_AVX512] = g_available[BE_AVX2] ? g_tables[BE_AVX2] : g_tables[BE_SCALAR];
+  sg_backend_fill__avx512(&g_tables[BE_AVX512]);
+  g_available[BE_AVX512] = g_available[BE_AVX2] && sg__cpu_can_avx512(&g_cpu);
+  if (g_available[BE_AVX512]) g_best = BE_AVX512;
+#endif
+#ifdef SIMDGRAD_HAVE_NEON
+  g_tables[BE_NEON] = g_tables[BE_SCALAR];
+  sg_backend_fill__neon(&g_tables[BE_NEON]);
+  g_available[BE_NEON] = g_cpu.asimd;
+  if (g_available[BE_NEON]) g_best = BE_NEON;
+#endif
+  for (int i = 0; i < BE_COUNT; i++)
+    if (g_available[i]) g_tables[i].name = k_names[i];
+}
+
+static void init_once(void) {
+  g_cpu = sg__cpu_detect();
+  sg__cpu_describe(&g_cpu, g_features, sizeof g_features);
+  build_tables();
+  int chosen = g_best;
+  const char *env = getenv("SIMDGRAD_BACKEND");
+  if (env && *env) {
+    int want = backend_index(env);
+    if (want < 0)
+      fprintf(stderr, "simdgrad: SIMDGRAD_BACKEND=%s is not a backend (scalar, avx2, avx512, "
+                      "neon); using %s\n", env, k_names[g_best]);
+    else if (!g_available[want])
+      fprintf(stderr, "simdgrad: SIMDGRAD_BACKEND=%s is not available on this CPU or build; "
+                      "using %s\n", env, k_names[g_best]);
+    else
+      chosen = want;
+  }
+  atomic_store(&g_current, &g_tables[chosen]);
+  int threads = omp_get_num_procs();
+  const char *tenv = getenv("SIMDGRAD_THREADS");
+  if (tenv && atoi(tenv) > 0) threads = atoi(tenv);
+  atomic_store(&g_threads, threads);
+  const char *denv = getenv("SIMDGRAD_DEBUG");
+  atomic_store(&g_debug, denv && *denv && strcmp(denv, "0") != 0);
+}
+
+void sg__ensure_init(void) { pthread_once(&g_once, init_once); }
+
+sg_status sg_init(void) {
+  sg__ensure_init();
+  return SG_OK;
+}
+
+const sg_backend *sg__backend(void) {
+  const sg_backend *b = atomic_load_explicit(&g_current, memory_order_acquire);
+  if (__builtin_expect(b != NULL, 1)) return b;
+  sg__ensure_init();
+  return atomic_load(&g_current);
+}
+
+const sg_backend *sg_backend_current(void) { return sg__backend(); }
+
+const sg_backend *sg_backend_get(const char *name) {
+  sg__ensure_init();
+  int i = backend_index(name);
+  return i >= 0 && g_available[i] ? &g_tables[i] : NULL;
+}
+
+const char *sg_backend_name(void) { return sg__backend()->name; }
+
+bool sg_backend_available(const char *name) { return sg_backend_get(name) != NULL; }
+
+sg_status sg_use_backend(const char *name) {
+  sg__ensure_init();
+  int i = backend_index(name);
+  if (i < 0)
+    return sg__error(SG_ERR_ARG, "use_backend",
+                     "unknown backend \"%s\" (expected scalar, avx2, avx512 or neon)",
+                     name ? name : "(null)");
+  if (!g_available[i])
+    return sg__error(SG_ERR_UNSUPPORTED, "use_backend",
+                     "backend \"%s\" is not available on this CPU or build (best is %s)", name,
+                     k_names[g_best]);
+  atomic_store(&g_current, &g_tables[i]);
+  return SG_OK;
+}
+
+const char *sg_cpu_features(void) {
+  sg__ensure_init();
+  return g_features;
+}
+
+void sg_set_threads(int n) {
+  sg__ensure_init();
+  atomic_store(&g_threads, n > 0 ? n : omp_get_num_procs());
+}
+
+int sg_threads(void) {
+  sg__ensure_init();
+  return atomic_load_explicit(&g_threads, memory_order_relaxed);
+}
+
+void sg_set_debug(bool on) {
+  sg__ensure_init();
+  atomic_store(&g_debug, on);
+}
+
+bool sg_debug(void) {
+  sg__ensure_init();
+  return atomic_load_explicit(&g_debug, memory_order_relaxed);
+}

@@ -1,0 +1,128 @@
+/* The per-thread engine context and error reporting. */
+#include <stdio.h>
+#include <string.h>
+
+#include "engine.h"
+
+static _Thread_local sg_ctx tls_ctx;
+
+sg_ctx *sg__ctx(void) { return &tls_ctx; }
+
+static sg_status set_error(sg_status st, const char *op, const char *scope, const char *fmt,
+                           va_list ap) {
+  sg_ctx *c = sg__ctx();
+  char msg[768];
+  vsnprintf(msg, sizeof msg, fmt, ap);
+  const char *sep = op ? ": " : "";
+  if (scope && scope[0])
+    snprintf(c->error, sizeof c->error, "%s%s%s in scope \"%s\"", op ? op : "", sep, msg, scope);
+  else
+    snprintf(c->error, sizeof c->error, "%s%s%s", op ? op : "", sep, msg);
+  c->status = st;
+  return st;
+}
+
+sg_status sg__error(sg_status st, const char *op, const char *fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  set_error(st, op, sg__ctx()->path, fmt, ap);
+  va_end(ap);
+  return st;
+}
+
+sg_status sg__error_at(sg_status st, const char *op, const char *scope, const char *fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  set_error(st, op, scope, fmt, ap);
+  va_end(ap);
+  return st;
+}
+
+sg_status sg_last_status(void) { return sg__ctx()->status; }
+const char *sg_last_error(void) { return sg__ctx()->error; }
+void sg_clear_error(void) {
+  sg_ctx *c = sg__ctx();
+  c->status = SG_OK;
+  c->error[0] = '\0';
+}
+
+char *sg__shape_str(const int64_t *shape, int rank, char *buf, size_t size) {
+  size_t used = 0;
+  used += (size_t)snprintf(buf, size, "[");
+  for (int i = 0; i < rank && used < size; i++)
+    used += (size_t)snprintf(buf + used, size - used, i ? ",%lld" : "%lld", (long long)shape[i]);
+  if (used < size) snprintf(buf + used, size - used, "]");
+  return buf;
+}
+
+const char *sg__dtype_name(sg_dtype d) {
+  switch (d) {
+  case SG_F32: return "f32";
+  case SG_I32: return "i32";
+  case SG_BOOL: return "bool";
+  }
+  return "unknown";
+}
+
+bool sg__check(const sg_tensor *t, const char *op, const char *arg) {
+  if (!t) {
+    if (sg__ctx()->status == SG_OK) sg__error(SG_ERR_ARG, op, "argument '%s' is NULL", arg);
+    return false;
+  }
+  if (t->magic != SG_TENSOR_LIVE) {
+    sg__error(SG_ERR_STATE, op, "argument '%s' is a disposed tensor", arg);
+    return false;
+  }
+  return true;
+}
+
+bool sg__check_f32(const sg_tensor *t, const char *op, const char *arg) {
+  if (!sg__check(t, op, arg)) return false;
+  if (t->dtype != SG_F32) {
+    sg__error(SG_ERR_DTYPE, op, "argument '%s' must be f32, got %s", arg,
+              sg__dtype_name(t->dtype));
+    return false;
+  }
+  return true;
+}
+
+bool sg__check_shape(const int64_t *shape, int rank, const char *op, int64_t *numel) {
+  if (rank < 0 || rank > SG_MAX_RANK) {
+    sg__error(SG_ERR_SHAPE, op, "rank %d is outside [0, %d]", rank, SG_MAX_RANK);
+    return false;
+  }
+  if (rank > 0 && !shape) {
+    sg__error(SG_ERR_ARG, op, "shape is NULL for rank %d", rank);
+    return false;
+  }
+  /* Byte sizes must fit in int64 with room for the largest element (4 bytes). */
+  const int64_t limit = INT64_MAX / 8;
+  int64_t n = 1;
+  for (int i = 0; i < rank; i++) {
+    if (shape[i] < 0) {
+      char s[SG_SHAPE_STR_MAX];
+      sg__error(SG_ERR_SHAPE, op, "negative dimension %lld at axis %d of shape %s",
+                (long long)shape[i], i, sg__shape_str(shape, rank, s, sizeof s));
+      return false;
+    }
+    if (shape[i] != 0 && n > limit / shape[i]) {
+      char s[SG_SHAPE_STR_MAX];
+      sg__error(SG_ERR_SHAPE, op, "shape %s has more elements than fit in memory",
+                sg__shape_str(shape, rank, s, sizeof s));
+      return false;
+    }
+    n *= shape[i];
+  }
+  if (numel) *numel = n;
+  return true;
+}
+
+bool sg__norm_axis(int axis, int rank, const char *op, int *out) {
+  int a = axis < 0 ? axis + rank : axis;
+  if (a < 0 || a >= rank) {
+    sg__error(SG_ERR_ARG, op, "axis %d is out of range for rank %d", axis, rank);
+    return false;
+  }
+  *out = a;
+  return true;
+}

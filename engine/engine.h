@@ -1,0 +1,211 @@
+/* The engine's internal interface: tensor layout, thread context, errors, the op frame and
+ * the tape. Every op file includes this; nothing outside the library does.
+ *
+ * How an op is written (see engine/op_unary.c for the pattern):
+ *
+ *   sg_tensor *sg_exp(sg_tensor *x) {
+ *     sg_op op;
+ *     if (!sg__op_begin(&op, "exp") || !sg__check_f32(x, "exp", "x")) return sg__op_fail(&op);
+ *     sg_tensor *y = sg__new(SG_F32, x->shape, x->rank);      // tracked by the scope
+ *     if (!y) return sg__op_fail(&op);
+ *     ... sg__backend()->exp(x->data, y->data, n) through sg_parallel_for ...
+ *     sg_node *node = sg__record(&op, exp_grad, &x, 1, y);   // NULL unless a tape records
+ *     if (node) sg__save(node, y);                           // what the backward needs
+ *     return sg__op_end(&op, y);                              // debug log + NaN scan
+ *   }
+ */
+#ifndef SIMDGRAD_ENGINE_H
+#define SIMDGRAD_ENGINE_H
+
+#include <simdgrad/backend.h>
+#include <simdgrad/simdgrad.h>
+#include <stdarg.h>
+#include <stdatomic.h>
+
+#define SG_TENSOR_LIVE 0x5347544eu /* "SGTN" */
+#define SG_TENSOR_DEAD 0xdeadbeefu
+#define SG_ALIGN 64
+
+/* Shared, reference-counted storage: a reshape is a new tensor on the same storage. */
+typedef struct sg_storage {
+  atomic_long refs;
+  size_t bytes;
+  void *data;
+} sg_storage;
+
+struct sg_ctx;
+
+struct sg_tensor {
+  uint32_t magic; /* SG_TENSOR_LIVE while any reference is held */
+  sg_dtype dtype;
+  int rank;
+  atomic_int refs;
+  int64_t shape[SG_MAX_RANK];
+  int64_t numel;
+  uint64_t id; /* unique for the process lifetime: the tape's name for this tensor */
+  sg_storage *storage;
+  void *data;               /* storage->data */
+  struct sg_ctx *owner;     /* thread whose scope tracks this tensor, NULL if untracked */
+  size_t scope_slot;        /* index in owner's tracked list */
+};
+
+/* ---- Errors ---------------------------------------------------------------------------------- */
+
+/* Sets the thread's error: "<op>: <message> in scope \"<path>\"" and returns NULL-friendly
+   status. op may be NULL for engine-level errors. Always returns st. */
+sg_status sg__error(sg_status st, const char *op, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+/* "[2,3]" into buf (at least 160 bytes is always enough). Returns buf. */
+/* Like sg__error, but names the given scope path instead of the current one. */
+sg_status sg__error_at(sg_status st, const char *op, const char *scope, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+char *sg__shape_str(const int64_t *shape, int rank, char *buf, size_t size);
+#define SG_SHAPE_STR_MAX 160
+const char *sg__dtype_name(sg_dtype d);
+
+/* Input checks: each sets the error (keeping a pending one for NULL input) and returns false.
+   sg__check: non-NULL and not disposed. _f32 also requires SG_F32. */
+bool sg__check(const sg_tensor *t, const char *op, const char *arg);
+bool sg__check_f32(const sg_tensor *t, const char *op, const char *arg);
+/* Validates a user shape (rank range, non-negative dims, no overflow of the element count or
+   byte size); on success writes the element count. */
+bool sg__check_shape(const int64_t *shape, int rank, const char *op, int64_t *numel);
+/* Normalises axis (negative counts from the end) into [0, rank); false + error if out of range. */
+bool sg__norm_axis(int axis, int rank, const char *op, int *out);
+
+/* ---- Tensors --------------------------------------------------------------------------------- */
+
+size_t sg__dtype_size(sg_dtype d);
+/* A new tensor with uninitialised storage, tracked by the innermost scope. Shape must already
+   be valid (use sg__check_shape on user input). NULL + SG_ERR_OOM on failure. */
+sg_tensor *sg__new(sg_dtype dtype, const int64_t *shape, int rank);
+/* Same, zero-filled. */
+sg_tensor *sg__new_zeros(sg_dtype dtype, const int64_t *shape, int rank);
+/* A new tensor sharing src's storage with another shape of the same element count. */
+sg_tensor *sg__view(sg_tensor *src, const int64_t *shape, int rank);
+/* A deep copy (same shape and dtype). */
+sg_tensor *sg__copy(const sg_tensor *src);
+/* Drops one reference (no scope bookkeeping: for references the engine itself holds). */
+void sg__release(sg_tensor *t);
+/* Frees a header whose last reference is gone. */
+void sg__tensor_free(sg_tensor *t);
+void sg__count_tensor(int delta);
+/* Scope tracking of a new tensor (false + SG_ERR_OOM if the list cannot grow), and removal
+   (false + SG_ERR_STATE if t belongs to another thread's scope). */
+bool sg__scope_track(sg_tensor *t);
+bool sg__scope_untrack(sg_tensor *t);
+static inline float *sg__f32(const sg_tensor *t) { return (float *)t->data; }
+static inline bool sg__same_shape(const sg_tensor *a, const sg_tensor *b) {
+  if (a->rank != b->rank) return false;
+  for (int i = 0; i < a->rank; i++)
+    if (a->shape[i] != b->shape[i]) return false;
+  return true;
+}
+
+/* ---- Backend, threads -------------------------------------------------------------------- */
+
+/* The current backend; never NULL (initialises on first use). */
+const sg_backend *sg__backend(void);
+void sg__ensure_init(void);
+
+/* Splits [0, n) into chunks of `grain` (the last may be shorter) and calls fn(lo, hi, arg) on
+   each, across threads when there is more than one chunk. Chunk boundaries depend on n and
+   grain only, never on the thread count, so per-chunk partial results are reproducible. */
+typedef void (*sg_range_fn)(int64_t lo, int64_t hi, void *arg);
+void sg_parallel_for(int64_t n, int64_t grain, sg_range_fn fn, void *arg);
+/* Elements of cheap elementwise work below which a region stays serial (fork/join ~3 us). */
+#define SG_GRAIN_ELEMENTWISE (1 << 16)
+
+/* ---- Thread context, scopes ----------------------------------------------------------------- */
+
+typedef struct sg_tape sg_tape;
+
+typedef struct sg_scope_frame {
+  size_t path_len;    /* length of the path before this scope's name was appended */
+  size_t first_slot;  /* first tracked-list index of this scope */
+} sg_scope_frame;
+
+typedef struct sg_ctx {
+  sg_status status;
+  char error[1024];
+  char path[1024];            /* "a/b/c" */
+  sg_scope_frame frames[128]; /* deeper scopes are counted but not named */
+  int depth;
+  int overflow_depth;
+  sg_tensor **tracked; /* tensors made inside scopes; disposed slots are NULL */
+  size_t n_tracked, cap_tracked;
+  sg_tape *tape;      /* the open tape, NULL if none */
+  int op_depth;       /* >1 inside a composite op: inner ops do not record */
+} sg_ctx;
+
+sg_ctx *sg__ctx(void);
+
+/* ---- Ops and the tape ----------------------------------------------------------------------- */
+
+typedef struct sg_op {
+  const char *name;
+  bool record; /* this op is outermost and a tape is open */
+  uint64_t t0; /* debug mode: start time in ns */
+} sg_op;
+
+/* Enters an op. Returns false (with the error set) only if the engine cannot start. */
+bool sg__op_begin(sg_op *op, const char *name);
+/* Leaves an op successfully: in debug mode logs it and scans out for NaN/Inf (then disposes out
+   and returns NULL). Returns out. */
+sg_tensor *sg__op_end(sg_op *op, sg_tensor *out);
+/* Leaves an op that failed (the error is already set). Returns NULL. */
+sg_tensor *sg__op_fail(sg_op *op);
+
+#define SG_NODE_MAX_SAVED 4
+#define SG_NODE_INLINE_INPUTS 4
+
+typedef struct sg_node_input {
+  uint64_t id;
+  sg_dtype dtype;
+  int rank;
+  int64_t shape[SG_MAX_RANK];
+} sg_node_input;
+
+typedef struct sg_node sg_node;
+/* Computes dx[i] (a new tensor of input i's shape, or NULL to mean zero) for each input with
+   need[i]; dy has the output's shape. Runs with recording off. Returns SG_OK or an error
+   status (with the error set). */
+typedef sg_status (*sg_grad_fn)(const sg_node *node, sg_tensor *dy, const bool *need,
+                                sg_tensor **dx);
+
+struct sg_node {
+  const char *op;   /* user-level op name */
+  char *scope;      /* scope path when the op ran (owned) */
+  sg_grad_fn grad;  /* NULL: the op has no gradient */
+  int n_inputs;
+  sg_node_input *inputs; /* points at inline_inputs or a heap array */
+  sg_node_input inline_inputs[SG_NODE_INLINE_INPUTS];
+  uint64_t output_id;
+  int64_t out_shape[SG_MAX_RANK];
+  int out_rank;
+  sg_tensor *saved[SG_NODE_MAX_SAVED]; /* references held until the tape ends */
+  int n_saved;
+  float fparam[4];                  /* op parameters the gradient needs */
+  int64_t iparam[2 * SG_MAX_RANK + 2];
+};
+
+/* Records op on the open tape when op->record. Returns the node (for sg__save and params) or
+   NULL when not recording or on OOM (then the error is set and the caller should fail). Check
+   op->record to tell these apart. */
+sg_node *sg__record(sg_op *op, sg_grad_fn grad, sg_tensor *const *inputs, int n_inputs,
+                    sg_tensor *out);
+/* Keeps a reference to t until the tape ends; returns false on overflow of SG_NODE_MAX_SAVED. */
+bool sg__save(sg_node *node, sg_tensor *t);
+
+/* Helpers for gradient functions. */
+/* Sums g (a broadcast result) down to shape/rank: a new tensor (a view of g when the shapes
+   already match). NULL with the error set on failure. */
+sg_tensor *sg__reduce_to_shape(sg_tensor *g, const int64_t *shape, int rank);
+
+/* ---- Storage --------------------------------------------------------------------------------- */
+
+/* 64-byte aligned storage; accounted in sg_memory(). */
+sg_storage *sg__storage_new(size_t bytes);
+void sg__storage_release(sg_storage *s);
+
+#endif /* SIMDGRAD_ENGINE_H */

@@ -1,0 +1,24 @@
+/* The one parallel-for: the only place that uses OpenMP. */
+#include <omp.h>
+
+#include "engine.h"
+
+void sg_parallel_for(int64_t n, int64_t grain, sg_range_fn fn, void *arg) {
+  if (n <= 0) return;
+  if (grain < 1) grain = 1;
+  int64_t chunks = (n + grain - 1) / grain;
+  int threads = sg_threads();
+  if (chunks == 1 || threads == 1) {
+    for (int64_t c = 0; c < chunks; c++) {
+      int64_t lo = c * grain;
+      fn(lo, lo + grain < n ? lo + grain : n, arg);
+    }
+    return;
+  }
+  if (threads > chunks) threads = (int)chunks;
+#pragma omp parallel for num_threads(threads) schedule(static)
+  for (int64_t c = 0; c < chunks; c++) {
+    int64_t lo = c * grain;
+    fn(lo, lo + grain < n ? lo + grain : n, arg);
+  }
+}

@@ -1,0 +1,288 @@
+/* The tape: records one node per outermost op while open, then back-propagates from y to xs
+ * over the pruned path, feeding each node's gradient function dy and its saved tensors. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "engine.h"
+#include "engine/idmap.h"
+
+#define NODES_PER_BLOCK 256
+
+typedef struct node_block {
+  struct node_block *next;
+  sg_node nodes[NODES_PER_BLOCK];
+} node_block;
+
+typedef struct scope_string {
+  struct scope_string *next;
+  char text[];
+} scope_string;
+
+struct sg_tape {
+  node_block *first, *last; /* nodes in recording order */
+  size_t n_nodes;
+  size_t total_inputs;  /* sizes the id maps of back-propagation */
+  scope_string *scopes; /* interned scope paths, newest first */
+};
+
+sg_status sg_tape_begin(void) {
+  sg__ensure_init();
+  sg_ctx *c = sg__ctx();
+  if (c->tape)
+    return sg__error(SG_ERR_STATE, "tape_begin",
+                     "a tape is already open on this thread (tapes do not nest)");
+  sg_tape *t = calloc(1, sizeof *t);
+  if (!t) return sg__error(SG_ERR_OOM, "tape_begin", "out of memory");
+  c->tape = t;
+  return SG_OK;
+}
+
+bool sg_tape_active(void) { return sg__ctx()->tape != NULL; }
+
+static sg_node *node_at(const sg_tape *t, size_t i) {
+  node_block *b = t->first;
+  while (i >= NODES_PER_BLOCK) {
+    b = b->next;
+    i -= NODES_PER_BLOCK;
+  }
+  return &b->nodes[i];
+}
+
+static char *intern_scope(sg_tape *t, const char *path) {
+  if (t->scopes && strcmp(t->scopes->text, path) == 0) return t->scopes->text;
+  size_t len = strlen(path);
+  scope_string *s = malloc(sizeof *s + len + 1);
+  if (!s) return NULL;
+  memcpy(s->text, path, len + 1);
+  s->next = t->scopes;
+  t->scopes = s;
+  return s->text;
+}
+
+sg_node *sg__record(sg_op *op, sg_grad_fn grad, sg_tensor *const *inputs, int n_inputs,
+                    sg_tensor *out) {
+  if (!op->record) return NULL;
+  sg_ctx *c = sg__ctx();
+  sg_tape *t = c->tape;
+  size_t slot = t->n_nodes % NODES_PER_BLOCK;
+  if (slot == 0) {
+    node_block *b = malloc(sizeof *b);
+    if (!b) goto oom;
+    b->next = NULL;
+    if (t->last)
+      t->last->next = b;
+    else
+      t->first = b;
+    t->last = b;
+  }
+  sg_node *n = &t->last->nodes[slot];
+  n->n_saved = 0;
+  memset(n->fparam, 0, sizeof n->fparam);
+  memset(n->iparam, 0, sizeof n->iparam);
+  n->op = op->name;
+  n->grad = grad;
+  n->scope = intern_scope(t, c->path);
+  n->inputs = n_inputs <= SG_NODE_INLINE_INPUTS ? n->inline_inputs
+                                                 : malloc((size_t)n_inputs * sizeof *n->inputs);
+  if (!n->scope || !n->inputs) goto oom;
+  n->n_inputs = n_inputs;
+  for (int i = 0; i < n_inputs; i++) {
+    sg_node_input *in = &n->inputs[i];
+    in->id = inputs[i]->id;
+    in->dtype = inputs[i]->dtype;
+    in->rank = inputs[i]->rank;
+    memcpy(in->shape, inputs[i]->shape, sizeof in->shape);
+  }
+  t->total_inputs += (size_t)n_inputs;
+  n->output_id = out->id;
+  n->out_rank = out->rank;
+  memcpy(n->out_shape, out->shape, sizeof n->out_shape);
+  t->n_nodes++;
+  return n;
+oom:
+  sg__error(SG_ERR_OOM, op->name, "out of memory recording the op on the tape");
+  return NULL;
+}
+
+bool sg__save(sg_node *node, sg_tensor *t) {
+  if (node->n_saved >= SG_NODE_MAX_SAVED) return false;
+  atomic_fetch_add_explicit(&t->refs, 1, memory_order_relaxed);
+  node->saved[node->n_saved++] = t;
+  return true;
+}
+
+static void tape_free(sg_tape *t) {
+  for (size_t i = 0; i < t->n_nodes; i++) {
+    sg_node *n = node_at(t, i);
+    for (int s = 0; s < n->n_saved; s++) sg__release(n->saved[s]);
+    if (n->inputs != n->inline_inputs) free(n->inputs);
+  }
+  for (node_block *b = t->first; b;) {
+    node_block *next = b->next;
+    free(b);
+    b = next;
+  }
+  for (scope_string *s = t->scopes; s;) {
+    scope_string *next = s->next;
+    free(s);
+    s = next;
+  }
+  free(t);
+}
+
+/* The running sum of gradients for one tensor: g + dx as a new tensor (both are consumed). */
+static sg_tensor *accumulate(sg_tensor *g, sg_tensor *dx) {
+  if (!g) return dx;
+  sg_tensor *sum = sg__new(SG_F32, g->shape, g->rank);
+  if (sum) sg__backend()->add(g->data, 1, dx->data, 1, sum->data, (size_t)g->numel);
+  sg_dispose(g);
+  sg_dispose(dx);
+  return sum;
+}
+
+static sg_status check_tape_args(sg_tensor *y, sg_tensor *dy, sg_tensor *const *xs, int n,
+                                 sg_tensor **grads) {
+  if (!y) {
+    if (sg__ctx()->status != SG_OK) return sg__ctx()->status;
+    return sg__error(SG_ERR_ARG, "tape_end", "y is NULL");
+  }
+  if (!sg__check_f32(y, "tape_end", "y")) return sg_last_status();
+  if (n < 0 || (n > 0 && (!xs || !grads)))
+    return sg__error(SG_ERR_ARG, "tape_end", "xs and grads must hold n = %d entries", n);
+  for (int i = 0; i < n; i++)
+    if (!sg__check_f32(xs[i], "tape_end", "xs[i]")) return sg_last_status();
+  if (dy) {
+    if (!sg__check_f32(dy, "tape_end", "dy")) return sg_last_status();
+    if (!sg__same_shape(dy, y)) {
+      char a[SG_SHAPE_STR_MAX], b[SG_SHAPE_STR_MAX];
+      return sg__error(SG_ERR_SHAPE, "tape_end", "dy has shape %s but y has shape %s",
+                       sg__shape_str(dy->shape, dy->rank, a, sizeof a),
+                       sg__shape_str(y->shape, y->rank, b, sizeof b));
+    }
+  }
+  return SG_OK;
+}
+
+static sg_status backprop(sg_tape *t, sg_tensor *y, sg_tensor *dy, sg_tensor *const *xs, int n,
+                          sg_tensor **grads) {
+  sg_idmap from_x = {0}, to_y = {0}, grad = {0};
+  bool *keep = calloc(t->n_nodes + 1, 1);
+  size_t ids = t->n_nodes + t->total_inputs + (size_t)n + 1;
+  bool ok = keep && sg_idmap_init(&from_x, ids) && sg_idmap_init(&to_y, ids) &&
+            sg_idmap_init(&grad, ids);
+  sg_status st = SG_OK;
+  if (!ok) {
+    st = sg__error(SG_ERR_OOM, "tape_end", "out of memory for back-propagation");
+    goto done;
+  }
+  /* Prune: keep the nodes that depend on some x and lead to y. */
+  for (int i = 0; i < n; i++) sg_idmap_put(&from_x, xs[i]->id, (void *)1);
+  for (size_t i = 0; i < t->n_nodes; i++) {
+    sg_node *nd = node_at(t, i);
+    for (int k = 0; k < nd->n_inputs; k++)
+      if (sg_idmap_has(&from_x, nd->inputs[k].id)) {
+        sg_idmap_put(&from_x, nd->output_id, (void *)1);
+        keep[i] = true;
+        break;
+      }
+  }
+  sg_idmap_put(&to_y, y->id, (void *)1);
+  for (size_t i = t->n_nodes; i-- > 0;) {
+    sg_node *nd = node_at(t, i);
+    keep[i] = keep[i] && sg_idmap_has(&to_y, nd->output_id);
+    if (!keep[i]) continue;
+    for (int k = 0; k < nd->n_inputs; k++) sg_idmap_put(&to_y, nd->inputs[k].id, (void *)1);
+  }
+
+  sg_tensor *seed = dy ? sg__copy(dy) : sg__new(SG_F32, y->shape, y->rank);
+  if (!seed) {
+    st = sg_last_status();
+    goto done;
+  }
+  if (!dy)
+    for (int64_t i = 0; i < seed->numel; i++) sg__f32(seed)[i] = 1.0f;
+  sg_idmap_put(&grad, y->id, seed);
+
+  for (size_t i = t->n_nodes; i-- > 0 && st == SG_OK;) {
+    if (!keep[i]) continue;
+    sg_node *nd = node_at(t, i);
+    sg_tensor *gy = sg_idmap_get(&grad, nd->output_id);
+    if (!gy) continue;
+    if (!nd->grad) {
+      st = sg__error_at(SG_ERR_NO_GRADIENT, nd->op, nd->scope,
+                        "no gradient is defined for this op, and it lies between xs and y");
+      break;
+    }
+    bool need[64];
+    sg_tensor *dx_small[64];
+    bool *needp = nd->n_inputs <= 64 ? need : calloc((size_t)nd->n_inputs, sizeof *needp);
+    sg_tensor **dx = nd->n_inputs <= 64 ? dx_small : calloc((size_t)nd->n_inputs, sizeof *dx);
+    if (!needp || !dx) {
+      st = sg__error(SG_ERR_OOM, "tape_end", "out of memory for back-propagation");
+    } else {
+      for (int k = 0; k < nd->n_inputs; k++) {
+        needp[k] = nd->inputs[k].dtype == SG_F32 && sg_idmap_has(&from_x, nd->inputs[k].id);
+        dx[k] = NULL;
+      }
+      st = nd->grad(nd, gy, needp, dx);
+      for (int k = 0; k < nd->n_inputs; k++) {
+        if (!dx[k]) continue;
+        if (st != SG_OK || !needp[k]) {
+          sg_dispose(dx[k]);
+          continue;
+        }
+        uint64_t id = nd->inputs[k].id;
+        sg_tensor *sum = accumulate(sg_idmap_get(&grad, id), dx[k]);
+        if (!sum) st = sg_last_status();
+        sg_idmap_put(&grad, id, sum);
+      }
+    }
+    if (needp != need) free(needp);
+    if (dx != dx_small) free(dx);
+  }
+
+  for (int i = 0; i < n && st == SG_OK; i++) {
+    sg_tensor *g = sg_idmap_get(&grad, xs[i]->id);
+    if (g) {
+      /* Handed over to the caller; a repeated x gets its own copy. */
+      sg_idmap_put(&grad, xs[i]->id, NULL);
+      grads[i] = g;
+    } else {
+      bool repeated = false;
+      for (int j = 0; j < i; j++) repeated |= xs[j]->id == xs[i]->id && grads[j];
+      grads[i] = NULL;
+      for (int j = 0; j < i && repeated && !grads[i]; j++)
+        if (xs[j]->id == xs[i]->id) grads[i] = sg__copy(grads[j]);
+      if (!grads[i]) grads[i] = sg__new_zeros(SG_F32, xs[i]->shape, xs[i]->rank);
+    }
+    if (!grads[i]) st = sg_last_status();
+  }
+
+done:
+  if (grad.keys)
+    for (size_t i = 0; i < grad.cap; i++)
+      if (grad.keys[i] && grad.vals[i]) sg_dispose(grad.vals[i]);
+  if (st != SG_OK)
+    for (int i = 0; i < n; i++) {
+      sg_dispose(grads[i]);
+      grads[i] = NULL;
+    }
+  sg_idmap_free(&from_x);
+  sg_idmap_free(&to_y);
+  sg_idmap_free(&grad);
+  free(keep);
+  return st;
+}
+
+sg_status sg_tape_end(sg_tensor *y, sg_tensor *dy, sg_tensor *const *xs, int n,
+                      sg_tensor **grads) {
+  sg_ctx *c = sg__ctx();
+  sg_tape *t = c->tape;
+  for (int i = 0; grads && i < n; i++) grads[i] = NULL;
+  if (!t) return sg__error(SG_ERR_STATE, "tape_end", "no tape is open on this thread");
+  c->tape = NULL; /* back-propagation records nothing */
+  sg_status st = check_tape_args(y, dy, xs, n, grads);
+  if (st == SG_OK) st = backprop(t, y, dy, xs, n, grads);
+  tape_free(t);
+  return st;
+}

@@ -1,0 +1,219 @@
+/* simdgrad kernel ABI: a backend is a struct of kernel function pointers on raw buffers.
+ *
+ * A framework can link simdgrad purely as a kernel library: take sg_backend_current() (or
+ * sg_backend_get("avx2")) and call its kernels on plain float arrays. Nothing here sees an
+ * sg_tensor. Kernels are single-threaded on the range they are given (the engine splits work
+ * across threads); they never allocate, never fail, and accept any alignment.
+ *
+ * Forward and backward kernels sit side by side: `exp` and `exp_backward`. A backward kernel
+ * receives dy and the tensors its forward saved (x, y or both, as its entry below says) and
+ * writes dx. Unless a field says otherwise: n == 0 is allowed; outputs may alias the first input
+ * of the same length (in place) but must not partially overlap any input.
+ *
+ * "step" arguments (a_step, b_step, c_step) are 0 or 1: 1 walks a contiguous operand, 0 repeats
+ * its first element (a broadcast scalar). This is how the engine expresses NumPy broadcasting to
+ * a kernel: it walks the broadcast shape and hands the kernel contiguous runs.
+ */
+#ifndef SIMDGRAD_BACKEND_H
+#define SIMDGRAD_BACKEND_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#ifndef SG_API
+#define SG_API __attribute__((visibility("default")))
+#endif
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* ---- Kernel signatures ------------------------------------------------------------------- */
+
+/* y[i] = f(x[i]) for i < n. */
+typedef void (*sg_unary_kernel)(const float *x, float *y, size_t n);
+/* dx[i] = dy[i] * f'(x[i]); x or y is the saved tensor named in the op list (the other may be
+   NULL). */
+typedef void (*sg_unary_backward_kernel)(const float *dy, const float *x, const float *y,
+                                         float *dx, size_t n);
+/* y[i] = a[i*a_step] OP b[i*b_step]. */
+typedef void (*sg_binary_kernel)(const float *a, size_t a_step, const float *b, size_t b_step,
+                                 float *y, size_t n);
+/* da[i] = dy[i] * d(a OP b)/da, db[i] likewise, at a[i*a_step], b[i*b_step]; y is the forward
+   output. da and db have n elements (not reduced to a broadcast operand's size); either may
+   be NULL when that gradient is not wanted. */
+typedef void (*sg_binary_backward_kernel)(const float *dy, const float *a, size_t a_step,
+                                          const float *b, size_t b_step, const float *y,
+                                          float *da, float *db, size_t n);
+/* y[i] = a[i*a_step] CMP b[i*b_step] ? 1 : 0 (IEEE: every comparison with NaN is false, except
+   not_equal). */
+typedef void (*sg_compare_kernel)(const float *a, size_t a_step, const float *b, size_t b_step,
+                                  uint8_t *y, size_t n);
+/* A reduction over the middle axis of x viewed as [outer, r, inner]: y is [outer, inner]. */
+typedef void (*sg_reduce_kernel)(const float *x, size_t outer, size_t r, size_t inner, float *y);
+/* Its backward: dy is [outer, inner], x and y as in the forward, dx is [outer, r, inner]. */
+typedef void (*sg_reduce_backward_kernel)(const float *dy, const float *x, const float *y,
+                                          size_t outer, size_t r, size_t inner, float *dx);
+/* Index of the extremum over the middle axis of [outer, r, inner]; the first one on ties; the
+   first NaN if any. */
+typedef void (*sg_arg_reduce_kernel)(const float *x, size_t outer, size_t r, size_t inner,
+                                     int32_t *y);
+/* softmax / log_softmax over the middle axis of [outer, r, inner]. */
+typedef void (*sg_softmax_kernel)(const float *x, size_t outer, size_t r, size_t inner,
+                                  float *y);
+/* Backward from the saved output y: dx for dy, all [outer, r, inner]. */
+typedef void (*sg_softmax_backward_kernel)(const float *dy, const float *y, size_t outer,
+                                           size_t r, size_t inner, float *dx);
+
+/* ---- The op lists -------------------------------------------------------------------------- */
+
+/* Differentiable unary ops: X(name, saved, doc). saved is X (the input) or Y (the output) or
+   NONE: the tensor the forward keeps for the backward kernel. Accuracy per backend is measured
+   in docs/accuracy.md. */
+#define SG_FOR_EACH_UNARY_OP(X)                                                              \
+  X(neg, NONE, "-x")                                                                         \
+  X(abs, X, "|x|; gradient sign(x), 0 at 0")                                                 \
+  X(exp, Y, "e^x")                                                                           \
+  X(expm1, Y, "e^x - 1")                                                                     \
+  X(log, X, "ln x")                                                                          \
+  X(log1p, X, "ln(1 + x)")                                                                   \
+  X(sqrt, Y, "sqrt(x)")                                                                      \
+  X(rsqrt, Y, "1 / sqrt(x)")                                                                 \
+  X(square, X, "x^2")                                                                        \
+  X(reciprocal, Y, "1 / x")                                                                  \
+  X(relu, X, "max(x, 0); NaN stays NaN; gradient 0 at 0")                                   \
+  X(relu6, X, "min(max(x, 0), 6); NaN stays NaN; gradient 1 on (0, 6)")                     \
+  X(elu, Y, "x > 0 ? x : e^x - 1")                                                           \
+  X(selu, X, "scale * (x > 0 ? x : alpha * (e^x - 1)), scale 1.0507.., alpha 1.6732..")     \
+  X(sigmoid, Y, "1 / (1 + e^-x)")                                                            \
+  X(tanh, Y, "tanh(x)")                                                                      \
+  X(softplus, X, "ln(1 + e^x)")                                                              \
+  X(gelu, X, "x * Phi(x), exact erf form")                                                   \
+  X(sin, X, "sin(x)")                                                                        \
+  X(cos, X, "cos(x)")
+
+/* Unary ops whose gradient is zero everywhere it exists: X(name, doc). No backward kernel. */
+#define SG_FOR_EACH_STEP_OP(X)                                                               \
+  X(floor, "largest integer <= x")                                                           \
+  X(ceil, "smallest integer >= x")                                                           \
+  X(round, "nearest integer, half to even")                                                  \
+  X(sign, "-1, 0 or 1; NaN stays NaN")
+
+/* Broadcasting binary ops: X(name, doc). Every one has a backward kernel. */
+#define SG_FOR_EACH_BINARY_OP(X)                                                             \
+  X(add, "a + b")                                                                            \
+  X(sub, "a - b")                                                                            \
+  X(mul, "a * b")                                                                            \
+  X(div, "a / b")                                                                            \
+  X(pow, "a^b (powf semantics); db uses ln(a), defined for a > 0")                           \
+  X(maximum, "max(a, b); NaN if either is NaN; on ties the gradient goes to a")              \
+  X(minimum, "min(a, b); NaN if either is NaN; on ties the gradient goes to a")              \
+  X(squared_difference, "(a - b)^2")
+
+/* Comparisons: X(name, doc). */
+#define SG_FOR_EACH_COMPARE_OP(X)                                                            \
+  X(equal, "a == b")                                                                         \
+  X(not_equal, "a != b")                                                                     \
+  X(less, "a < b")                                                                           \
+  X(less_equal, "a <= b")                                                                    \
+  X(greater, "a > b")                                                                        \
+  X(greater_equal, "a >= b")
+
+/* Reductions with a backward kernel: X(name, doc). */
+#define SG_FOR_EACH_REDUCE_OP(X)                                                             \
+  X(sum, "sum over r; backward broadcasts dy (x, y unused)")                                 \
+  X(max, "max over r, NaN propagates; backward: dy where x == y")                            \
+  X(min, "min over r, NaN propagates; backward: dy where x == y")                            \
+  X(logsumexp, "ln(sum(e^x)) computed stably; backward: dy * e^(x - y)")
+
+#define SG_DECLARE_UNARY_SLOTS_(name, saved, doc)                                             \
+  sg_unary_kernel name;                                                                      \
+  sg_unary_backward_kernel name##_backward;
+#define SG_DECLARE_STEP_SLOT_(name, doc) sg_unary_kernel name;
+#define SG_DECLARE_BINARY_SLOTS_(name, doc)                                                   \
+  sg_binary_kernel name;                                                                     \
+  sg_binary_backward_kernel name##_backward;
+#define SG_DECLARE_COMPARE_SLOT_(name, doc) sg_compare_kernel name;
+#define SG_DECLARE_REDUCE_SLOTS_(name, doc)                                                   \
+  sg_reduce_kernel reduce_##name;                                                            \
+  sg_reduce_backward_kernel reduce_##name##_backward;
+
+/* ---- The backend ----------------------------------------------------------------------------- */
+
+typedef struct sg_backend {
+  /* "scalar", "avx2", "avx512" or "neon". */
+  const char *name;
+
+  /* Elementwise, from the lists above: `exp` and `exp_backward`, `floor`, `add` and
+     `add_backward`, `equal`, ... */
+  SG_FOR_EACH_UNARY_OP(SG_DECLARE_UNARY_SLOTS_)
+  SG_FOR_EACH_STEP_OP(SG_DECLARE_STEP_SLOT_)
+  SG_FOR_EACH_BINARY_OP(SG_DECLARE_BINARY_SLOTS_)
+  SG_FOR_EACH_COMPARE_OP(SG_DECLARE_COMPARE_SLOT_)
+
+  /* y = x > 0 ? x : alpha * x. Backward saves x: dx = dy * (x > 0 ? 1 : alpha). */
+  void (*leaky_relu)(const float *x, float *y, size_t n, float alpha);
+  void (*leaky_relu_backward)(const float *dy, const float *x, float *dx, size_t n, float alpha);
+  /* y = min(max(x, lo), hi), NaN stays NaN. Backward saves x: dx = dy where lo <= x <= hi. */
+  void (*clip)(const float *x, float *y, size_t n, float lo, float hi);
+  void (*clip_backward)(const float *dy, const float *x, float *dx, size_t n, float lo, float hi);
+
+  /* y[i] = c[i*c_step] ? a[i*a_step] : b[i*b_step]. */
+  void (*where)(const uint8_t *c, size_t c_step, const float *a, size_t a_step, const float *b,
+                size_t b_step, float *y, size_t n);
+  /* da[i] = c ? dy[i] : 0, db[i] = c ? 0 : dy[i]; either output may be NULL. */
+  void (*where_backward)(const float *dy, const uint8_t *c, size_t c_step, float *da, float *db,
+                         size_t n);
+
+  /* Reductions over the middle axis of [outer, r, inner]: reduce_sum, reduce_sum_backward,
+     reduce_max, ... (see SG_FOR_EACH_REDUCE_OP). */
+  SG_FOR_EACH_REDUCE_OP(SG_DECLARE_REDUCE_SLOTS_)
+  sg_arg_reduce_kernel argmax;
+  sg_arg_reduce_kernel argmin;
+
+  /* softmax and log_softmax over the middle axis of [outer, r, inner]; backward from the saved
+     output: softmax dx = y * (dy - sum(dy * y)), log_softmax dx = dy - e^y * sum(dy). */
+  sg_softmax_kernel softmax;
+  sg_softmax_backward_kernel softmax_backward;
+  sg_softmax_kernel log_softmax;
+  sg_softmax_backward_kernel log_softmax_backward;
+
+  /* Fused softmax cross-entropy over rows of `classes` logits: loss[r] = -sum(labels * lsm),
+     and the log-softmax lsm [rows, classes] is written for the backward. */
+  void (*softmax_cross_entropy)(const float *labels, const float *logits, size_t rows,
+                                size_t classes, float *loss, float *log_probs);
+  /* From dloss [rows]: dlogits = dloss * (e^lsm - labels), dlabels = -dloss * lsm; either
+     output may be NULL. */
+  void (*softmax_cross_entropy_backward)(const float *dloss, const float *labels,
+                                         const float *log_probs, size_t rows, size_t classes,
+                                         float *dlabels, float *dlogits);
+
+  /* C = op(A) op(B) + beta * C, C is m x n with row stride ldc; op(A) is m x k (A stored k x m
+     when trans_a), op(B) is k x n (B stored n x k when trans_b). beta == 0 ignores C's old
+     contents (NaN included). The matmul backward is this kernel with transposes:
+     dA = dC op(B)^T, dB = op(A)^T dC. */
+  void (*gemm)(size_t m, size_t n, size_t k, const float *a, size_t lda, bool trans_a,
+               const float *b, size_t ldb, bool trans_b, float beta, float *c, size_t ldc);
+
+  /* y = x permuted: y's axis i is x's axis perm[i]; shape is x's shape; 4-byte elements (f32
+     or i32 bits). rank <= 8. The backward of a transpose is a transpose by the inverse perm. */
+  void (*transpose)(const float *x, const int64_t *shape, const int *perm, int rank, float *y);
+
+  /* Gather backward: x viewed as [outer, axis_dim, inner], indices [n_idx] into axis_dim;
+     dx[o, idx[j], i] += dy[o, j, i]. dx must be zeroed first; out-of-range indices are
+     skipped. */
+  void (*scatter_add)(const float *dy, const int32_t *idx, size_t outer, size_t n_idx,
+                      size_t inner, size_t axis_dim, float *dx);
+} sg_backend;
+
+/* The backend the engine uses now (after sg_init's choice or sg_use_backend). */
+SG_API const sg_backend *sg_backend_current(void);
+/* A backend by name: "scalar", "avx2", "avx512", "neon"; NULL if this CPU or build lacks it. */
+SG_API const sg_backend *sg_backend_get(const char *name);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* SIMDGRAD_BACKEND_H */

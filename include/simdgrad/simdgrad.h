@@ -1,0 +1,218 @@
+/* simdgrad: tensors, named scopes, tape-based gradients and ops on a SIMD CPU backend.
+ *
+ * Conventions (see docs/ for the long form):
+ * - Every op returns a NEW tensor reference, or NULL on error. An op given a NULL input returns
+ *   NULL and keeps the pending error, so a chain of ops can be checked once at the end.
+ * - Errors never abort: sg_last_error() names the op, the shapes or values at fault and the
+ *   innermost scope path. Error state, scopes and the tape are per thread.
+ * - Shapes are (const int64_t *shape, int rank); rank 0 is a scalar. Data is row-major and
+ *   contiguous. Binary elementwise ops broadcast like NumPy.
+ */
+#ifndef SIMDGRAD_SIMDGRAD_H
+#define SIMDGRAD_SIMDGRAD_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#if defined(_WIN32)
+#define SG_API
+#else
+#define SG_API __attribute__((visibility("default")))
+#endif
+
+#define SG_MAX_RANK 8
+
+typedef enum sg_dtype { SG_F32 = 0, SG_I32 = 1, SG_BOOL = 2 } sg_dtype;
+
+typedef enum sg_status {
+  SG_OK = 0,
+  SG_ERR_ARG,         /* NULL pointer, bad axis, bad parameter */
+  SG_ERR_SHAPE,       /* shapes that do not fit together, negative or overflowing sizes */
+  SG_ERR_DTYPE,       /* an operand of the wrong element type */
+  SG_ERR_OOM,         /* an allocation failed */
+  SG_ERR_NO_GRADIENT, /* back-propagation met an op that has no gradient */
+  SG_ERR_UNSUPPORTED, /* backend not available on this CPU or build */
+  SG_ERR_STATE        /* call out of order: disposed tensor, unbalanced scope or tape */
+} sg_status;
+
+/* ---- Engine, backends, threads ------------------------------------------------------------ */
+
+/* Idempotent; every other call runs it implicitly. Picks the best backend the CPU (CPUID) and
+   the OS (XGETBV) support, unless SIMDGRAD_BACKEND names a lower one. */
+SG_API sg_status sg_init(void);
+/* "avx512", "avx2", "neon" or "scalar". */
+SG_API const char *sg_backend_name(void);
+/* Switches this process to the named backend; SG_ERR_UNSUPPORTED if this CPU or build lacks it. */
+SG_API sg_status sg_use_backend(const char *name);
+SG_API bool sg_backend_available(const char *name);
+/* Space-separated CPU features the detector found, e.g. "sse4.2 avx avx2 fma avx512f ...". */
+SG_API const char *sg_cpu_features(void);
+/* n <= 0: one thread per core. SIMDGRAD_THREADS=N sets it at start-up. */
+SG_API void sg_set_threads(int n);
+SG_API int sg_threads(void);
+/* Debug mode (also SIMDGRAD_DEBUG=1): each op logs scope path, op, shapes and time to stderr,
+   and an output holding NaN or Inf becomes an SG_ERR_ARG error naming the op and scope. */
+SG_API void sg_set_debug(bool on);
+SG_API bool sg_debug(void);
+
+/* ---- Errors -------------------------------------------------------------------------------- */
+
+SG_API sg_status sg_last_status(void);
+SG_API const char *sg_last_error(void); /* "" when none */
+SG_API void sg_clear_error(void);
+
+/* ---- Tensors ------------------------------------------------------------------------------- */
+
+typedef struct sg_tensor sg_tensor; /* opaque, reference counted */
+
+SG_API sg_tensor *sg_tensor_f32(const float *data, const int64_t *shape, int rank); /* copies; NULL = 0 */
+SG_API sg_tensor *sg_tensor_i32(const int32_t *data, const int64_t *shape, int rank);
+SG_API sg_tensor *sg_tensor_bool(const uint8_t *data, const int64_t *shape, int rank); /* 0 or 1 */
+SG_API sg_tensor *sg_scalar(float v);
+SG_API sg_tensor *sg_zeros(const int64_t *shape, int rank);
+SG_API sg_tensor *sg_ones(const int64_t *shape, int rank);
+SG_API sg_tensor *sg_fill(const int64_t *shape, int rank, float v);
+/* Deterministic for a given seed on every backend and thread count. */
+SG_API sg_tensor *sg_random_uniform(const int64_t *shape, int rank, float lo, float hi, uint64_t seed);
+SG_API sg_tensor *sg_random_normal(const int64_t *shape, int rank, float mean, float stddev,
+                            uint64_t seed);
+
+SG_API int sg_rank(const sg_tensor *t);
+SG_API const int64_t *sg_shape(const sg_tensor *t);
+SG_API int64_t sg_numel(const sg_tensor *t);
+SG_API sg_dtype sg_dtype_of(const sg_tensor *t);
+SG_API const float *sg_data_f32(const sg_tensor *t); /* NULL if not f32 */
+SG_API const int32_t *sg_data_i32(const sg_tensor *t);
+SG_API const uint8_t *sg_data_bool(const sg_tensor *t);
+
+/* Drops this reference; NULL is a no-op. A disposed tensor passed to an op is reported as
+   SG_ERR_STATE while the engine can still tell. */
+SG_API void sg_dispose(sg_tensor *t);
+/* Takes t out of scope tracking: it survives the end of every enclosing scope. Returns t. */
+SG_API sg_tensor *sg_keep(sg_tensor *t);
+/* A second reference to t (dispose each one). */
+SG_API sg_tensor *sg_retain(sg_tensor *t);
+
+/* ---- Scopes -------------------------------------------------------------------------------- */
+
+SG_API void sg_scope_begin(const char *name);
+/* Disposes every tensor made since the matching begin, except keep[] (handed to the enclosing
+   scope) and kept tensors. */
+SG_API void sg_scope_end(sg_tensor *const *keep, int n_keep);
+/* The innermost scope path, "train/model/dense1", or "" outside any scope. */
+SG_API const char *sg_scope_path(void);
+
+typedef struct sg_memory_info {
+  int64_t num_tensors;      /* live tensors */
+  int64_t num_bytes;        /* bytes held by live tensors */
+  int64_t num_bytes_cached; /* bytes the allocator keeps for reuse (0 until it caches) */
+  int64_t peak_bytes;       /* high-water mark of num_bytes since start-up */
+} sg_memory_info;
+SG_API sg_memory_info sg_memory(void);
+
+/* ---- Gradients (tape) ---------------------------------------------------------------------- */
+
+/* Opens a tape on this thread; SG_ERR_STATE if one is already open (tapes do not nest). */
+SG_API sg_status sg_tape_begin(void);
+/* Ends the tape: back-propagates from y (seeded with dy, or ones when dy is NULL) to each xs[i],
+   writing a new tensor to grads[i] (zeros if y does not depend on xs[i]); releases every tensor
+   the tape saved. Always closes the tape, also when y is NULL because the forward failed. */
+SG_API sg_status sg_tape_end(sg_tensor *y, sg_tensor *dy, sg_tensor *const *xs, int n,
+                      sg_tensor **grads);
+/* True while a tape is open on this thread. */
+SG_API bool sg_tape_active(void);
+
+/* ---- Unary ops (f32) ----------------------------------------------------------------------- */
+
+SG_API sg_tensor *sg_neg(sg_tensor *x);
+SG_API sg_tensor *sg_abs(sg_tensor *x);
+SG_API sg_tensor *sg_exp(sg_tensor *x);
+SG_API sg_tensor *sg_expm1(sg_tensor *x);
+SG_API sg_tensor *sg_log(sg_tensor *x);
+SG_API sg_tensor *sg_log1p(sg_tensor *x);
+SG_API sg_tensor *sg_sqrt(sg_tensor *x);
+SG_API sg_tensor *sg_rsqrt(sg_tensor *x);
+SG_API sg_tensor *sg_square(sg_tensor *x);
+SG_API sg_tensor *sg_reciprocal(sg_tensor *x);
+SG_API sg_tensor *sg_relu(sg_tensor *x);
+SG_API sg_tensor *sg_relu6(sg_tensor *x);
+SG_API sg_tensor *sg_elu(sg_tensor *x);
+SG_API sg_tensor *sg_selu(sg_tensor *x);
+SG_API sg_tensor *sg_sigmoid(sg_tensor *x);
+SG_API sg_tensor *sg_tanh(sg_tensor *x);
+SG_API sg_tensor *sg_softplus(sg_tensor *x);
+SG_API sg_tensor *sg_gelu(sg_tensor *x); /* exact erf form */
+SG_API sg_tensor *sg_sin(sg_tensor *x);
+SG_API sg_tensor *sg_cos(sg_tensor *x);
+SG_API sg_tensor *sg_floor(sg_tensor *x);
+SG_API sg_tensor *sg_ceil(sg_tensor *x);
+SG_API sg_tensor *sg_round(sg_tensor *x); /* half to even */
+SG_API sg_tensor *sg_sign(sg_tensor *x);
+SG_API sg_tensor *sg_leaky_relu(sg_tensor *x, float alpha);
+SG_API sg_tensor *sg_clip(sg_tensor *x, float lo, float hi);
+
+/* ---- Binary ops (broadcasting) ------------------------------------------------------------- */
+
+SG_API sg_tensor *sg_add(sg_tensor *a, sg_tensor *b);
+SG_API sg_tensor *sg_sub(sg_tensor *a, sg_tensor *b);
+SG_API sg_tensor *sg_mul(sg_tensor *a, sg_tensor *b);
+SG_API sg_tensor *sg_div(sg_tensor *a, sg_tensor *b);
+SG_API sg_tensor *sg_pow(sg_tensor *a, sg_tensor *b);
+SG_API sg_tensor *sg_maximum(sg_tensor *a, sg_tensor *b);
+SG_API sg_tensor *sg_minimum(sg_tensor *a, sg_tensor *b);
+SG_API sg_tensor *sg_squared_difference(sg_tensor *a, sg_tensor *b);
+/* Comparisons return SG_BOOL. */
+SG_API sg_tensor *sg_equal(sg_tensor *a, sg_tensor *b);
+SG_API sg_tensor *sg_not_equal(sg_tensor *a, sg_tensor *b);
+SG_API sg_tensor *sg_less(sg_tensor *a, sg_tensor *b);
+SG_API sg_tensor *sg_less_equal(sg_tensor *a, sg_tensor *b);
+SG_API sg_tensor *sg_greater(sg_tensor *a, sg_tensor *b);
+SG_API sg_tensor *sg_greater_equal(sg_tensor *a, sg_tensor *b);
+/* cond is SG_BOOL; cond, a and b broadcast together. */
+SG_API sg_tensor *sg_where(sg_tensor *cond, sg_tensor *a, sg_tensor *b);
+
+/* ---- Linear algebra ------------------------------------------------------------------------ */
+
+/* Rank 2, or batched rank >= 3 with broadcast batch dimensions. */
+SG_API sg_tensor *sg_matmul(sg_tensor *a, sg_tensor *b, bool transpose_a, bool transpose_b);
+
+/* ---- Reductions ---------------------------------------------------------------------------- */
+/* axes NULL or n_axes 0 = all axes; negative axes count from the end. */
+
+SG_API sg_tensor *sg_sum(sg_tensor *x, const int *axes, int n_axes, bool keep_dims);
+SG_API sg_tensor *sg_mean(sg_tensor *x, const int *axes, int n_axes, bool keep_dims);
+SG_API sg_tensor *sg_max(sg_tensor *x, const int *axes, int n_axes, bool keep_dims);
+SG_API sg_tensor *sg_min(sg_tensor *x, const int *axes, int n_axes, bool keep_dims);
+SG_API sg_tensor *sg_logsumexp(sg_tensor *x, const int *axes, int n_axes, bool keep_dims);
+SG_API sg_tensor *sg_argmax(sg_tensor *x, int axis); /* SG_I32 */
+SG_API sg_tensor *sg_argmin(sg_tensor *x, int axis); /* SG_I32 */
+
+/* ---- Neural-net ---------------------------------------------------------------------------- */
+
+SG_API sg_tensor *sg_softmax(sg_tensor *x, int axis);
+SG_API sg_tensor *sg_log_softmax(sg_tensor *x, int axis);
+/* Mean over the batch of -sum(labels * log_softmax(logits)); last axis = classes. */
+SG_API sg_tensor *sg_softmax_cross_entropy(sg_tensor *labels, sg_tensor *logits);
+
+/* ---- Shape --------------------------------------------------------------------------------- */
+
+SG_API sg_tensor *sg_reshape(sg_tensor *x, const int64_t *shape, int rank); /* one -1 allowed */
+SG_API sg_tensor *sg_transpose(sg_tensor *x, const int *perm);              /* NULL = reverse */
+SG_API sg_tensor *sg_slice(sg_tensor *x, const int64_t *begin, const int64_t *size); /* -1 = to end */
+SG_API sg_tensor *sg_concat(sg_tensor *const *xs, int n, int axis);
+SG_API sg_tensor *sg_pad(sg_tensor *x, const int64_t *paddings, float value); /* rank pairs */
+SG_API sg_tensor *sg_tile(sg_tensor *x, const int64_t *reps);
+SG_API sg_tensor *sg_gather(sg_tensor *x, sg_tensor *indices, int axis); /* indices SG_I32 */
+SG_API sg_tensor *sg_one_hot(sg_tensor *indices, int depth);             /* SG_F32 */
+SG_API sg_tensor *sg_cast(sg_tensor *x, sg_dtype dtype); /* f32 to i32 truncates toward zero */
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* SIMDGRAD_SIMDGRAD_H */

@@ -1,0 +1,36 @@
+/* The scalar backend table: every slot filled with the portable reference kernel. */
+#include "kernels_scalar.h"
+
+#define SG_FILL_UNARY_(name, saved, doc)                                                       \
+  .name = sg_f32_##name##__scalar, .name##_backward = sg_f32_##name##_backward__scalar,
+#define SG_FILL_STEP_(name, doc) .name = sg_f32_##name##__scalar,
+#define SG_FILL_BINARY_(name, doc)                                                             \
+  .name = sg_f32_##name##__scalar, .name##_backward = sg_f32_##name##_backward__scalar,
+#define SG_FILL_COMPARE_(name, doc) .name = sg_f32_##name##__scalar,
+#define SG_FILL_REDUCE_(name, doc)                                                             \
+  .reduce_##name = sg_f32_reduce_##name##__scalar,                                             \
+  .reduce_##name##_backward = sg_f32_reduce_##name##_backward__scalar,
+
+const sg_backend sg_backend_scalar = {
+    .name = "scalar",
+    SG_FOR_EACH_UNARY_OP(SG_FILL_UNARY_) SG_FOR_EACH_STEP_OP(SG_FILL_STEP_)
+        SG_FOR_EACH_BINARY_OP(SG_FILL_BINARY_) SG_FOR_EACH_COMPARE_OP(SG_FILL_COMPARE_)
+            SG_FOR_EACH_REDUCE_OP(SG_FILL_REDUCE_)
+    .leaky_relu = sg_f32_leaky_relu__scalar,
+    .leaky_relu_backward = sg_f32_leaky_relu_backward__scalar,
+    .clip = sg_f32_clip__scalar,
+    .clip_backward = sg_f32_clip_backward__scalar,
+    .where = sg_f32_where__scalar,
+    .where_backward = sg_f32_where_backward__scalar,
+    .argmax = sg_f32_argmax__scalar,
+    .argmin = sg_f32_argmin__scalar,
+    .softmax = sg_f32_softmax__scalar,
+    .softmax_backward = sg_f32_softmax_backward__scalar,
+    .log_softmax = sg_f32_log_softmax__scalar,
+    .log_softmax_backward = sg_f32_log_softmax_backward__scalar,
+    .softmax_cross_entropy = sg_f32_softmax_cross_entropy__scalar,
+    .softmax_cross_entropy_backward = sg_f32_softmax_cross_entropy_backward__scalar,
+    .gemm = sg_f32_gemm__scalar,
+    .transpose = sg_f32_transpose__scalar,
+    .scatter_add = sg_f32_scatter_add__scalar,
+};
