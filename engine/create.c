@@ -34,19 +34,22 @@ sg_tensor *sg_tensor_bool(const uint8_t *data, const int64_t *shape, int rank) {
   return t;
 }
 
-sg_tensor *sg_fill(const int64_t *shape, int rank, float v) {
+static sg_tensor *filled(const int64_t *shape, int rank, float v, const char *op) {
   sg__ensure_init();
   int64_t numel;
-  if (!sg__check_shape(shape, rank, "fill", &numel)) return NULL;
+  if (!sg__check_shape(shape, rank, op, &numel)) return NULL;
   sg_tensor *t = sg__new(SG_F32, shape, rank);
   if (t)
     for (int64_t i = 0; i < numel; i++) sg__f32(t)[i] = v;
   return t;
 }
 
-sg_tensor *sg_scalar(float v) { return sg_fill(NULL, 0, v); }
-sg_tensor *sg_zeros(const int64_t *shape, int rank) { return sg_fill(shape, rank, 0.0f); }
-sg_tensor *sg_ones(const int64_t *shape, int rank) { return sg_fill(shape, rank, 1.0f); }
+sg_tensor *sg_fill(const int64_t *shape, int rank, float v) {
+  return filled(shape, rank, v, "fill");
+}
+sg_tensor *sg_scalar(float v) { return filled(NULL, 0, v, "scalar"); }
+sg_tensor *sg_zeros(const int64_t *shape, int rank) { return filled(shape, rank, 0.0f, "zeros"); }
+sg_tensor *sg_ones(const int64_t *shape, int rank) { return filled(shape, rank, 1.0f, "ones"); }
 
 /* SplitMix64 over (seed, index): every element is a pure function of its position, so the
    result does not depend on how the work is split. */

@@ -29,7 +29,8 @@
 /* Shared, reference-counted storage: a reshape is a new tensor on the same storage. */
 typedef struct sg_storage {
   atomic_long refs;
-  size_t bytes;
+  size_t bytes; /* capacity of the block (its allocator size class) */
+  size_t used;  /* bytes the tensor asked for: what sg_memory() counts */
   void *data;
 } sg_storage;
 
@@ -113,6 +114,8 @@ void sg__ensure_init(void);
    grain only, never on the thread count, so per-chunk partial results are reproducible. */
 typedef void (*sg_range_fn)(int64_t lo, int64_t hi, void *arg);
 void sg_parallel_for(int64_t n, int64_t grain, sg_range_fn fn, void *arg);
+/* Brings this thread's denormal mode in line with sg_set_flush_denormals (cheap when it is). */
+void sg__fpmode_sync(void);
 /* Elements of cheap elementwise work below which a region stays serial (fork/join ~3 us). */
 #define SG_GRAIN_ELEMENTWISE (1 << 16)
 

@@ -9,6 +9,7 @@ void sg_parallel_for(int64_t n, int64_t grain, sg_range_fn fn, void *arg) {
   int64_t chunks = (n + grain - 1) / grain;
   int threads = sg_threads();
   if (chunks == 1 || threads == 1) {
+    sg__fpmode_sync();
     for (int64_t c = 0; c < chunks; c++) {
       int64_t lo = c * grain;
       fn(lo, lo + grain < n ? lo + grain : n, arg);
@@ -16,9 +17,13 @@ void sg_parallel_for(int64_t n, int64_t grain, sg_range_fn fn, void *arg) {
     return;
   }
   if (threads > chunks) threads = (int)chunks;
-#pragma omp parallel for num_threads(threads) schedule(static)
-  for (int64_t c = 0; c < chunks; c++) {
-    int64_t lo = c * grain;
-    fn(lo, lo + grain < n ? lo + grain : n, arg);
+#pragma omp parallel num_threads(threads)
+  {
+    sg__fpmode_sync();
+#pragma omp for schedule(static)
+    for (int64_t c = 0; c < chunks; c++) {
+      int64_t lo = c * grain;
+      fn(lo, lo + grain < n ? lo + grain : n, arg);
+    }
   }
 }

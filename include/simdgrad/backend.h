@@ -35,17 +35,18 @@ extern "C" {
 typedef void (*sg_unary_kernel)(const float *x, float *y, size_t n);
 /* dx[i] = dy[i] * f'(x[i]); x or y is the saved tensor named in the op list (the other may be
    NULL). */
-typedef void (*sg_unary_backward_kernel)(const float *dy, const float *x, const float *y,
-                                         float *dx, size_t n);
+typedef void (*sg_unary_backward_kernel)(const float *dy, const float *x, const float *y, float *dx,
+                                         size_t n);
 /* y[i] = a[i*a_step] OP b[i*b_step]. */
 typedef void (*sg_binary_kernel)(const float *a, size_t a_step, const float *b, size_t b_step,
                                  float *y, size_t n);
 /* da[i] = dy[i] * d(a OP b)/da, db[i] likewise, at a[i*a_step], b[i*b_step]; y is the forward
    output. da and db have n elements (not reduced to a broadcast operand's size); either may
-   be NULL when that gradient is not wanted. */
+   be NULL when that gradient is not wanted. add and sub read neither a nor b (pass dy, they
+   must still be valid pointers); only pow reads y, which may be NULL for every other op. */
 typedef void (*sg_binary_backward_kernel)(const float *dy, const float *a, size_t a_step,
-                                          const float *b, size_t b_step, const float *y,
-                                          float *da, float *db, size_t n);
+                                          const float *b, size_t b_step, const float *y, float *da,
+                                          float *db, size_t n);
 /* y[i] = a[i*a_step] CMP b[i*b_step] ? 1 : 0 (IEEE: every comparison with NaN is false, except
    not_equal). */
 typedef void (*sg_compare_kernel)(const float *a, size_t a_step, const float *b, size_t b_step,
@@ -56,87 +57,86 @@ typedef void (*sg_reduce_kernel)(const float *x, size_t outer, size_t r, size_t 
 typedef void (*sg_reduce_backward_kernel)(const float *dy, const float *x, const float *y,
                                           size_t outer, size_t r, size_t inner, float *dx);
 /* Index of the extremum over the middle axis of [outer, r, inner]; the first one on ties; the
-   first NaN if any. */
+   first NaN if any. r must be at least 1. */
 typedef void (*sg_arg_reduce_kernel)(const float *x, size_t outer, size_t r, size_t inner,
                                      int32_t *y);
 /* softmax / log_softmax over the middle axis of [outer, r, inner]. */
-typedef void (*sg_softmax_kernel)(const float *x, size_t outer, size_t r, size_t inner,
-                                  float *y);
+typedef void (*sg_softmax_kernel)(const float *x, size_t outer, size_t r, size_t inner, float *y);
 /* Backward from the saved output y: dx for dy, all [outer, r, inner]. */
-typedef void (*sg_softmax_backward_kernel)(const float *dy, const float *y, size_t outer,
-                                           size_t r, size_t inner, float *dx);
+typedef void (*sg_softmax_backward_kernel)(const float *dy, const float *y, size_t outer, size_t r,
+                                           size_t inner, float *dx);
 
 /* ---- The op lists -------------------------------------------------------------------------- */
 
-/* Differentiable unary ops: X(name, saved, doc). saved is X (the input) or Y (the output) or
+/* Differentiable unary ops: OP(name, saved, doc). saved is X (the input) or Y (the output) or
    NONE: the tensor the forward keeps for the backward kernel. Accuracy per backend is measured
    in docs/accuracy.md. */
-#define SG_FOR_EACH_UNARY_OP(X)                                                              \
-  X(neg, NONE, "-x")                                                                         \
-  X(abs, X, "|x|; gradient sign(x), 0 at 0")                                                 \
-  X(exp, Y, "e^x")                                                                           \
-  X(expm1, Y, "e^x - 1")                                                                     \
-  X(log, X, "ln x")                                                                          \
-  X(log1p, X, "ln(1 + x)")                                                                   \
-  X(sqrt, Y, "sqrt(x)")                                                                      \
-  X(rsqrt, Y, "1 / sqrt(x)")                                                                 \
-  X(square, X, "x^2")                                                                        \
-  X(reciprocal, Y, "1 / x")                                                                  \
-  X(relu, X, "max(x, 0); NaN stays NaN; gradient 0 at 0")                                   \
-  X(relu6, X, "min(max(x, 0), 6); NaN stays NaN; gradient 1 on (0, 6)")                     \
-  X(elu, Y, "x > 0 ? x : e^x - 1")                                                           \
-  X(selu, X, "scale * (x > 0 ? x : alpha * (e^x - 1)), scale 1.0507.., alpha 1.6732..")     \
-  X(sigmoid, Y, "1 / (1 + e^-x)")                                                            \
-  X(tanh, Y, "tanh(x)")                                                                      \
-  X(softplus, X, "ln(1 + e^x)")                                                              \
-  X(gelu, X, "x * Phi(x), exact erf form")                                                   \
-  X(sin, X, "sin(x)")                                                                        \
-  X(cos, X, "cos(x)")
+#define SG_FOR_EACH_UNARY_OP(OP)                                                                   \
+  OP(neg, NONE, "-x")                                                                              \
+  OP(abs, X, "|x|; gradient sign(x), 0 at 0")                                                      \
+  OP(exp, Y, "e^x")                                                                                \
+  OP(expm1, Y, "e^x - 1")                                                                          \
+  OP(log, X, "ln x")                                                                               \
+  OP(log1p, X, "ln(1 + x)")                                                                        \
+  OP(sqrt, Y, "sqrt(x)")                                                                           \
+  OP(rsqrt, Y, "1 / sqrt(x)")                                                                      \
+  OP(square, X, "x^2")                                                                             \
+  OP(reciprocal, Y, "1 / x")                                                                       \
+  OP(relu, X, "max(x, 0); NaN stays NaN; gradient 0 at 0")                                         \
+  OP(relu6, X, "min(max(x, 0), 6); NaN stays NaN; gradient 1 on (0, 6)")                           \
+  OP(elu, Y, "x > 0 ? x : e^x - 1")                                                                \
+  OP(selu, X, "scale * (x > 0 ? x : alpha * (e^x - 1)), scale 1.0507.., alpha 1.6732..")           \
+  OP(sigmoid, Y, "1 / (1 + e^-x)")                                                                 \
+  OP(tanh, Y, "tanh(x)")                                                                           \
+  OP(softplus, X, "ln(1 + e^x)")                                                                   \
+  OP(gelu, X, "x * Phi(x), exact erf form")                                                        \
+  OP(sin, X, "sin(x)")                                                                             \
+  OP(cos, X, "cos(x)")
 
-/* Unary ops whose gradient is zero everywhere it exists: X(name, doc). No backward kernel. */
-#define SG_FOR_EACH_STEP_OP(X)                                                               \
-  X(floor, "largest integer <= x")                                                           \
-  X(ceil, "smallest integer >= x")                                                           \
-  X(round, "nearest integer, half to even")                                                  \
-  X(sign, "-1, 0 or 1; NaN stays NaN")
+/* Unary ops whose gradient is zero everywhere it exists: OP(name, doc). No backward kernel. */
+#define SG_FOR_EACH_STEP_OP(OP)                                                                    \
+  OP(floor, "largest integer <= x")                                                                \
+  OP(ceil, "smallest integer >= x")                                                                \
+  OP(round, "nearest integer, half to even")                                                       \
+  OP(sign, "-1, 0 or 1; NaN stays NaN")
 
-/* Broadcasting binary ops: X(name, doc). Every one has a backward kernel. */
-#define SG_FOR_EACH_BINARY_OP(X)                                                             \
-  X(add, "a + b")                                                                            \
-  X(sub, "a - b")                                                                            \
-  X(mul, "a * b")                                                                            \
-  X(div, "a / b")                                                                            \
-  X(pow, "a^b (powf semantics); db uses ln(a), defined for a > 0")                           \
-  X(maximum, "max(a, b); NaN if either is NaN; on ties the gradient goes to a")              \
-  X(minimum, "min(a, b); NaN if either is NaN; on ties the gradient goes to a")              \
-  X(squared_difference, "(a - b)^2")
+/* Broadcasting binary ops: OP(name, doc). Every one has a backward kernel. */
+#define SG_FOR_EACH_BINARY_OP(OP)                                                                  \
+  OP(add, "a + b")                                                                                 \
+  OP(sub, "a - b")                                                                                 \
+  OP(mul, "a * b")                                                                                 \
+  OP(div, "a / b")                                                                                 \
+  OP(pow, "a^b (powf semantics); db uses ln(a), defined for a > 0")                                \
+  OP(maximum, "max(a, b); NaN if either is NaN; on ties the gradient goes to a")                   \
+  OP(minimum, "min(a, b); NaN if either is NaN; on ties the gradient goes to a")                   \
+  OP(squared_difference, "(a - b)^2")
 
-/* Comparisons: X(name, doc). */
-#define SG_FOR_EACH_COMPARE_OP(X)                                                            \
-  X(equal, "a == b")                                                                         \
-  X(not_equal, "a != b")                                                                     \
-  X(less, "a < b")                                                                           \
-  X(less_equal, "a <= b")                                                                    \
-  X(greater, "a > b")                                                                        \
-  X(greater_equal, "a >= b")
+/* Comparisons: OP(name, doc). */
+#define SG_FOR_EACH_COMPARE_OP(OP)                                                                 \
+  OP(equal, "a == b")                                                                              \
+  OP(not_equal, "a != b")                                                                          \
+  OP(less, "a < b")                                                                                \
+  OP(less_equal, "a <= b")                                                                         \
+  OP(greater, "a > b")                                                                             \
+  OP(greater_equal, "a >= b")
 
-/* Reductions with a backward kernel: X(name, doc). */
-#define SG_FOR_EACH_REDUCE_OP(X)                                                             \
-  X(sum, "sum over r; backward broadcasts dy (x, y unused)")                                 \
-  X(max, "max over r, NaN propagates; backward: dy where x == y")                            \
-  X(min, "min over r, NaN propagates; backward: dy where x == y")                            \
-  X(logsumexp, "ln(sum(e^x)) computed stably; backward: dy * e^(x - y)")
+/* Reductions with a backward kernel: OP(name, doc). */
+#define SG_FOR_EACH_REDUCE_OP(OP)                                                                  \
+  OP(sum, "sum over r; backward broadcasts dy (x, y unused)")                                      \
+  OP(max, "max over r, NaN propagates; backward: dy where x == y")                                 \
+  OP(min, "min over r, NaN propagates; backward: dy where x == y")                                 \
+  OP(logsumexp, "ln(sum(e^x)) computed stably; backward: dy * e^(x - y)")
 
-#define SG_DECLARE_UNARY_SLOTS_(name, saved, doc)                                             \
-  sg_unary_kernel name;                                                                      \
+#define SG_DECLARE_UNARY_SLOTS_(name, saved, doc)                                                  \
+  sg_unary_kernel name;                                                                            \
   sg_unary_backward_kernel name##_backward;
 #define SG_DECLARE_STEP_SLOT_(name, doc) sg_unary_kernel name;
-#define SG_DECLARE_BINARY_SLOTS_(name, doc)                                                   \
-  sg_binary_kernel name;                                                                     \
+#define SG_DECLARE_BINARY_SLOTS_(name, doc)                                                        \
+  sg_binary_kernel name;                                                                           \
   sg_binary_backward_kernel name##_backward;
 #define SG_DECLARE_COMPARE_SLOT_(name, doc) sg_compare_kernel name;
-#define SG_DECLARE_REDUCE_SLOTS_(name, doc)                                                   \
-  sg_reduce_kernel reduce_##name;                                                            \
+#define SG_DECLARE_REDUCE_SLOTS_(name, doc)                                                        \
+  sg_reduce_kernel reduce_##name;                                                                  \
   sg_reduce_backward_kernel reduce_##name##_backward;
 
 /* ---- The backend ----------------------------------------------------------------------------- */
@@ -184,7 +184,8 @@ typedef struct sg_backend {
   void (*softmax_cross_entropy)(const float *labels, const float *logits, size_t rows,
                                 size_t classes, float *loss, float *log_probs);
   /* From dloss [rows]: dlogits = dloss * (e^lsm - labels), dlabels = -dloss * lsm; either
-     output may be NULL. */
+     output may be NULL. The logits gradient assumes each row of labels sums to 1 (as
+     TensorFlow's does). */
   void (*softmax_cross_entropy_backward)(const float *dloss, const float *labels,
                                          const float *log_probs, size_t rows, size_t classes,
                                          float *dlabels, float *dlogits);
@@ -203,8 +204,8 @@ typedef struct sg_backend {
   /* Gather backward: x viewed as [outer, axis_dim, inner], indices [n_idx] into axis_dim;
      dx[o, idx[j], i] += dy[o, j, i]. dx must be zeroed first; out-of-range indices are
      skipped. */
-  void (*scatter_add)(const float *dy, const int32_t *idx, size_t outer, size_t n_idx,
-                      size_t inner, size_t axis_dim, float *dx);
+  void (*scatter_add)(const float *dy, const int32_t *idx, size_t outer, size_t n_idx, size_t inner,
+                      size_t axis_dim, float *dx);
 } sg_backend;
 
 /* The backend the engine uses now (after sg_init's choice or sg_use_backend). */

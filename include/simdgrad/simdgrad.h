@@ -55,6 +55,10 @@ SG_API const char *sg_cpu_features(void);
 /* n <= 0: one thread per core. SIMDGRAD_THREADS=N sets it at start-up. */
 SG_API void sg_set_threads(int n);
 SG_API int sg_threads(void);
+/* Denormals are kept by default. true sets flush-to-zero and denormals-are-zero (MXCSR FTZ/DAZ,
+   FPCR.FZ on aarch64) on the calling thread and on every worker thread of the parallel-for. */
+SG_API void sg_set_flush_denormals(bool on);
+SG_API bool sg_flush_denormals(void);
 /* Debug mode (also SIMDGRAD_DEBUG=1): each op logs scope path, op, shapes and time to stderr,
    and an output holding NaN or Inf becomes an SG_ERR_ARG error naming the op and scope. */
 SG_API void sg_set_debug(bool on);
@@ -114,6 +118,9 @@ typedef struct sg_memory_info {
   int64_t peak_bytes;       /* high-water mark of num_bytes since start-up */
 } sg_memory_info;
 SG_API sg_memory_info sg_memory(void);
+/* Returns the blocks the allocator keeps for reuse (this thread's and the shared large-block
+   cache) to the system. */
+SG_API void sg_memory_release_cache(void);
 
 /* ---- Gradients (tape) ---------------------------------------------------------------------- */
 

@@ -1,0 +1,297 @@
+/* Engine tests: tensor creation and validation, scopes and memory accounting, the tape
+ * (pruning, accumulation, saved tensors, missing gradients), errors and thread-local state. */
+#include <math.h>
+#include <pthread.h>
+#include <string.h>
+
+#include "engine/engine.h"
+#include "support.h"
+
+static const int64_t S23[] = {2, 3};
+
+Test(tensor, creation_copies_and_zero_fills) {
+  float d[] = {1, 2, 3, 4, 5, 6};
+  sg_tensor *t = sg_tensor_f32(d, S23, 2);
+  d[0] = 99; /* the tensor holds its own copy */
+  const float want[] = {1, 2, 3, 4, 5, 6};
+  t_expect_f32(t, want, 2, S23, 0, 0);
+  cr_assert_eq(sg_numel(t), 6);
+  cr_assert_eq((uintptr_t)sg_data_f32(t) % 64, 0, "storage is 64-byte aligned");
+  cr_assert_null(sg_data_i32(t), "wrong-dtype accessor gives NULL");
+  sg_tensor *z = sg_tensor_f32(NULL, S23, 2);
+  const float zero[6] = {0};
+  t_expect_f32(z, zero, 2, S23, 0, 0);
+  sg_tensor *s = sg_scalar(2.5f);
+  cr_assert_eq(sg_rank(s), 0);
+  cr_assert_eq(sg_numel(s), 1);
+  cr_assert_eq(sg_data_f32(s)[0], 2.5f);
+  sg_dispose(t);
+  sg_dispose(z);
+  sg_dispose(s);
+}
+
+Test(tensor, fill_ones_and_dtypes) {
+  sg_tensor *o = sg_ones(S23, 2);
+  const float ones[6] = {1, 1, 1, 1, 1, 1};
+  t_expect_f32(o, ones, 2, S23, 0, 0);
+  int32_t iv[] = {1, -2, 3};
+  int64_t s3[] = {3};
+  sg_tensor *i = sg_tensor_i32(iv, s3, 1);
+  cr_assert_eq(sg_dtype_of(i), SG_I32);
+  cr_assert_eq(sg_data_i32(i)[1], -2);
+  uint8_t bv[] = {0, 7, 1};
+  sg_tensor *b = sg_tensor_bool(bv, s3, 1);
+  cr_assert_eq(sg_dtype_of(b), SG_BOOL);
+  cr_assert_eq(sg_data_bool(b)[1], 1, "bool tensors hold 0 or 1");
+  sg_dispose(o);
+  sg_dispose(i);
+  sg_dispose(b);
+}
+
+Test(tensor, random_is_seeded_and_in_range) {
+  int64_t s[] = {10000};
+  sg_tensor *a = sg_random_uniform(s, 1, -2, 3, 42);
+  sg_tensor *b = sg_random_uniform(s, 1, -2, 3, 42);
+  sg_tensor *c = sg_random_uniform(s, 1, -2, 3, 43);
+  cr_assert(memcmp(sg_data_f32(a), sg_data_f32(b), 10000 * sizeof(float)) == 0);
+  cr_assert(memcmp(sg_data_f32(a), sg_data_f32(c), 10000 * sizeof(float)) != 0);
+  double mean = 0;
+  for (int i = 0; i < 10000; i++) {
+    float v = sg_data_f32(a)[i];
+    cr_assert(v >= -2 && v <= 3);
+    mean += v / 10000.0;
+  }
+  cr_assert(fabs(mean - 0.5) < 0.05, "uniform mean %g", mean);
+  sg_tensor *n = sg_random_normal(s, 1, 1.0f, 2.0f, 7);
+  double m = 0, v = 0;
+  for (int i = 0; i < 10000; i++) m += sg_data_f32(n)[i] / 10000.0;
+  for (int i = 0; i < 10000; i++) v += pow(sg_data_f32(n)[i] - m, 2) / 10000.0;
+  cr_assert(fabs(m - 1.0) < 0.06 && fabs(sqrt(v) - 2.0) < 0.06, "normal mean %g sd %g", m,
+            sqrt(v));
+  sg_dispose(a);
+  sg_dispose(b);
+  sg_dispose(c);
+  sg_dispose(n);
+}
+
+Test(tensor, bad_shapes_are_errors_without_leaks) {
+  int64_t live = t_live_tensors();
+  int64_t neg[] = {2, -1};
+  t_expect_error(sg_zeros(neg, 2), SG_ERR_SHAPE, "zeros", "negative dimension -1", "[2,-1]",
+                 NULL);
+  int64_t huge[] = {INT64_C(1) << 40, INT64_C(1) << 40};
+  t_expect_error(sg_tensor_f32(NULL, huge, 2), SG_ERR_SHAPE, "tensor_f32", "more elements",
+                 NULL);
+  int64_t deep[SG_MAX_RANK + 1] = {1, 1, 1, 1, 1, 1, 1, 1, 1};
+  t_expect_error(sg_ones(deep, SG_MAX_RANK + 1), SG_ERR_SHAPE, "rank 9", NULL);
+  t_expect_error(sg_ones(NULL, 2), SG_ERR_ARG, "shape is NULL", NULL);
+  int64_t s[] = {4};
+  t_expect_error(sg_random_uniform(s, 1, 3, 1, 0), SG_ERR_ARG, "random_uniform", NULL);
+  cr_assert_eq(t_live_tensors(), live);
+}
+
+Test(tensor, empty_tensor) {
+  int64_t s[] = {0, 3};
+  sg_tensor *t = sg_zeros(s, 2);
+  cr_assert_not_null(t);
+  cr_assert_eq(sg_numel(t), 0);
+  sg_dispose(t);
+}
+
+Test(tensor, disposed_tensor_is_detected) {
+  int64_t s[] = {3};
+  sg_tensor *t = sg_ones(s, 1);
+  sg_dispose(t);
+  /* The header is recycled lazily: an op on it now reports the misuse instead of reading
+     freed storage. */
+  t_expect_error(sg_exp(t), SG_ERR_STATE, "exp", "disposed", NULL);
+  sg_dispose(t);
+  cr_assert_eq(sg_last_status(), SG_ERR_STATE, "double dispose is reported");
+  cr_assert(strstr(sg_last_error(), "already disposed"));
+  sg_clear_error();
+}
+
+Test(tensor, retain_needs_two_disposes) {
+  int64_t live = t_live_tensors();
+  sg_tensor *t = sg_scalar(1);
+  cr_assert_eq(sg_retain(t), t);
+  sg_dispose(t);
+  cr_assert_eq(t_live_tensors(), live + 1);
+  sg_dispose(t);
+  cr_assert_eq(t_live_tensors(), live);
+}
+
+Test(memory, bytes_and_peak_track_live_tensors) {
+  sg_memory_info m0 = sg_memory();
+  int64_t s[] = {1000};
+  sg_tensor *t = sg_zeros(s, 1);
+  sg_memory_info m1 = sg_memory();
+  cr_assert_eq(m1.num_tensors, m0.num_tensors + 1);
+  cr_assert_eq(m1.num_bytes, m0.num_bytes + 4000);
+  cr_assert_geq(m1.peak_bytes, m1.num_bytes);
+  int64_t s2[] = {10, 100};
+  sg_tensor *v = sg_reshape(t, s2, 2); /* a view: no new bytes */
+  cr_assert_not_null(v, "%s", sg_last_error());
+  cr_assert_eq(sg_memory().num_bytes, m1.num_bytes);
+  sg_dispose(t);
+  sg_dispose(v);
+  sg_memory_info m2 = sg_memory();
+  cr_assert_eq(m2.num_tensors, m0.num_tensors);
+  cr_assert_eq(m2.num_bytes, m0.num_bytes);
+}
+
+/* ---- Scopes ---- */
+
+Test(scope, end_disposes_everything_but_keep) {
+  sg_memory_info m0 = sg_memory();
+  sg_tensor *kept, *returned;
+  sg_scope_begin("outer");
+  sg_tensor *a = sg_ones(S23, 2);
+  kept = sg_keep(sg_exp(a));
+  sg_scope_begin("inner");
+  sg_tensor *b = sg_add(a, a);
+  returned = sg_mul(b, b);
+  cr_assert_str_eq(sg_scope_path(), "outer/inner");
+  sg_scope_end(&returned, 1); /* returned moves to "outer" */
+  cr_assert_str_eq(sg_scope_path(), "outer");
+  cr_assert_eq(sg_data_f32(returned)[0], 4.0f);
+  sg_scope_end(&returned, 1);
+  cr_assert_str_eq(sg_scope_path(), "");
+  cr_assert_eq(sg_memory().num_tensors, m0.num_tensors + 2);
+  cr_assert_float_eq(sg_data_f32(kept)[0], expf(1), 1e-6);
+  sg_dispose(kept);
+  sg_dispose(returned);
+  cr_assert_eq(sg_memory().num_tensors, m0.num_tensors);
+  cr_assert_eq(sg_memory().num_bytes, m0.num_bytes);
+}
+
+Test(scope, inner_dispose_then_end_is_safe) {
+  int64_t live = t_live_tensors();
+  sg_scope_begin("s");
+  sg_tensor *a = sg_ones(S23, 2);
+  sg_tensor *b = sg_neg(a);
+  sg_dispose(a); /* disposed by hand: the scope must not dispose it again */
+  sg_dispose(b);
+  sg_tensor *c = sg_ones(S23, 2);
+  (void)c;
+  sg_scope_end(NULL, 0);
+  cr_assert_eq(t_live_tensors(), live);
+  cr_assert_eq(sg_last_status(), SG_OK, "%s", sg_last_error());
+}
+
+Test(scope, unbalanced_end_is_an_error) {
+  sg_scope_end(NULL, 0);
+  cr_assert_eq(sg_last_status(), SG_ERR_STATE);
+  sg_clear_error();
+}
+
+Test(scope, errors_name_the_scope_path) {
+  sg_scope_begin("model");
+  sg_scope_begin("dense1");
+  int64_t s1[] = {2, 3}, s2[] = {4, 5};
+  sg_tensor *a = sg_ones(s1, 2), *b = sg_ones(s2, 2);
+  t_expect_error(sg_matmul(a, b, false, false), SG_ERR_SHAPE, "matmul", "[2,3]", "[4,5]",
+                 "in scope \"model/dense1\"", NULL);
+  sg_scope_end(NULL, 0);
+  sg_scope_end(NULL, 0);
+}
+
+/* ---- Errors ---- */
+
+Test(errors, null_input_keeps_the_first_error) {
+  int64_t live = t_live_tensors();
+  int64_t s1[] = {2, 3}, s2[] = {4, 3};
+  sg_tensor *a = sg_ones(s1, 2), *b = sg_ones(s2, 2);
+  sg_tensor *y = sg_relu(sg_exp(sg_add(a, b)));
+  cr_assert_null(y);
+  cr_assert_eq(sg_last_status(), SG_ERR_SHAPE);
+  cr_assert(strstr(sg_last_error(), "add"), "first error kept: %s", sg_last_error());
+  sg_clear_error();
+  t_expect_error(sg_exp(NULL), SG_ERR_ARG, "exp", "NULL", NULL);
+  cr_assert_str_eq(sg_last_error(), "");
+  sg_dispose(a);
+  sg_dispose(b);
+  cr_assert_eq(t_live_tensors(), live);
+}
+
+Test(errors, wrong_dtype) {
+  int32_t iv[] = {1, 2};
+  int64_t s[] = {2};
+  sg_tensor *i = sg_tensor_i32(iv, s, 1);
+  t_expect_error(sg_exp(i), SG_ERR_DTYPE, "exp", "f32", "i32", NULL);
+  sg_dispose(i);
+}
+
+static void *other_thread(void *arg) {
+  (void)arg;
+  /* A fresh thread sees no error, no scope and no tape of the main thread. */
+  bool clean = sg_last_status() == SG_OK && sg_scope_path()[0] == '\0' && !sg_tape_active();
+  sg_scope_begin("worker");
+  int64_t s[] = {4};
+  sg_tensor *a = sg_ones(s, 1);
+  sg_tensor *b = sg_add(a, a);
+  clean = clean && b && sg_data_f32(b)[3] == 2.0f;
+  sg_scope_end(NULL, 0);
+  return clean ? (void *)1 : NULL;
+}
+
+Test(errors, state_is_per_thread) {
+  sg_exp(NULL);
+  sg_scope_begin("main");
+  cr_assert_eq(sg_tape_begin(), SG_OK);
+  pthread_t th;
+  void *res = NULL;
+  pthread_create(&th, NULL, other_thread, NULL);
+  pthread_join(th, &res);
+  cr_assert_not_null(res, "the worker saw the main thread's state");
+  cr_assert_eq(sg_last_status(), SG_ERR_ARG);
+  sg_tensor *g = NULL;
+  sg_tape_end(NULL, NULL, NULL, 0, &g);
+  sg_scope_end(NULL, 0);
+  sg_clear_error();
+}
+
+/* ---- Backends ---- */
+
+Test(backend, choice_and_override) {
+  cr_assert_eq(sg_init(), SG_OK);
+  cr_assert_not_null(sg_backend_current());
+  cr_assert_str_eq(sg_backend_name(), sg_backend_current()->name);
+  cr_assert(sg_backend_available("scalar"));
+  cr_assert_not_null(sg_cpu_features());
+  cr_assert_eq(sg_use_backend("nonsense"), SG_ERR_ARG);
+  cr_assert(strstr(sg_last_error(), "nonsense"));
+  const char *before = sg_backend_name();
+  cr_assert_eq(sg_use_backend("scalar"), SG_OK);
+  cr_assert_str_eq(sg_backend_name(), "scalar");
+#if defined(__x86_64__)
+  cr_assert_not(sg_backend_available("neon"));
+  cr_assert_eq(sg_use_backend("neon"), SG_ERR_UNSUPPORTED);
+#endif
+  sg_clear_error();
+  cr_assert_eq(sg_use_backend(before), SG_OK);
+}
+
+Test(backend, every_slot_is_filled) {
+  const char *names[] = {"scalar", "avx2", "avx512", "neon"};
+  for (int k = 0; k < 4; k++) {
+    const sg_backend *be = sg_backend_get(names[k]);
+    if (!be) continue;
+    /* The struct is a name followed by function pointers only. */
+    const char *base = (const char *)be;
+    for (size_t off = sizeof(const char *); off < sizeof *be; off += sizeof(void (*)(void))) {
+      void (*fp)(void);
+      memcpy(&fp, base + off, sizeof fp);
+      cr_assert_not_null(fp, "%s: slot at offset %zu is empty", names[k], off);
+    }
+  }
+}
+
+Test(threads, set_and_get) {
+  int before = sg_threads();
+  sg_set_threads(1);
+  cr_assert_eq(sg_threads(), 1);
+  sg_set_threads(0);
+  cr_assert_geq(sg_threads(), 1);
+  sg_set_threads(before);
+}

@@ -1,0 +1,240 @@
+/* Tape tests: gradients through chains, accumulation, pruning, saved tensors, missing
+ * gradients, composite ops recorded once, and the tape's state rules. */
+#include <math.h>
+#include <string.h>
+
+#include "engine/engine.h"
+#include "support.h"
+
+/* An op with no gradient, built on the internal op frame as a library op would be. */
+static sg_tensor *no_grad_op(sg_tensor *x) {
+  sg_op op;
+  sg__op_begin(&op, "mystery");
+  sg_tensor *y = sg__copy(x);
+  sg__record(&op, NULL, &x, 1, y);
+  return sg__op_end(&op, y);
+}
+
+/* A composite op: inner ops must not be recorded, only the outer node with its gradient. */
+static sg_status twice_grad(const sg_node *node, sg_tensor *dy, const bool *need,
+                            sg_tensor **dx) {
+  (void)node;
+  if (!need[0]) return SG_OK;
+  dx[0] = sg__new(SG_F32, dy->shape, dy->rank);
+  for (int64_t i = 0; i < dy->numel; i++) sg__f32(dx[0])[i] = 2 * sg__f32(dy)[i];
+  return SG_OK;
+}
+static int twice_grad_calls;
+static sg_status counting_twice_grad(const sg_node *node, sg_tensor *dy, const bool *need,
+                                     sg_tensor **dx) {
+  twice_grad_calls++;
+  return twice_grad(node, dy, need, dx);
+}
+static sg_tensor *twice(sg_tensor *x) {
+  sg_op op;
+  sg__op_begin(&op, "twice");
+  sg_tensor *y = sg_add(x, x); /* inner op: not recorded */
+  sg__record(&op, counting_twice_grad, &x, 1, y);
+  return sg__op_end(&op, y);
+}
+
+Test(tape, chain_rule_through_a_chain) {
+  int64_t live = t_live_tensors();
+  float xv[] = {0.5f, -1.0f, 2.0f};
+  int64_t s[] = {3};
+  sg_tensor *x = sg_tensor_f32(xv, s, 1);
+  sg_tape_begin();
+  sg_tensor *e = sg_exp(x);
+  sg_tensor *m = sg_mul(e, x);
+  sg_tensor *y = sg_sum(m, NULL, 0, false); /* sum(x e^x) */
+  sg_tensor *g;
+  cr_assert_eq(sg_tape_end(y, NULL, &x, 1, &g), SG_OK, "%s", sg_last_error());
+  float want[3];
+  for (int i = 0; i < 3; i++) want[i] = (float)(exp(xv[i]) * (1 + xv[i]));
+  t_expect_f32(g, want, 1, s, 1e-5, 1e-5);
+  cr_assert_eq(t_live_tensors(), live + 5, "x, e, m, y, g: the tape released what it saved");
+  sg_dispose(g);
+  sg_dispose(y);
+  sg_dispose(m);
+  sg_dispose(e);
+  sg_dispose(x);
+  cr_assert_eq(t_live_tensors(), live);
+}
+
+Test(tape, scoped_run_leaves_nothing) {
+  int64_t live = t_live_tensors();
+  int64_t bytes = sg_memory().num_bytes;
+  int64_t s[] = {4};
+  sg_tensor *x = sg_ones(s, 1);
+  sg_scope_begin("step");
+  sg_tape_begin();
+  sg_tensor *y = sg_sum(sg_tanh(sg_mul(x, x)), NULL, 0, false);
+  sg_tensor *g;
+  cr_assert_eq(sg_tape_end(y, NULL, &x, 1, &g), SG_OK, "%s", sg_last_error());
+  sg_scope_end(NULL, 0);
+  sg_dispose(x);
+  cr_assert_eq(t_live_tensors(), live, "saved tensors and intermediates are released");
+  cr_assert_eq(sg_memory().num_bytes, bytes);
+}
+
+Test(tape, saved_tensors_outlive_user_dispose) {
+  int64_t s[] = {3};
+  sg_tensor *x = sg_fill(s, 1, 0.5f);
+  sg_tape_begin();
+  sg_tensor *e = sg_exp(x); /* saves its output e */
+  int64_t live = t_live_tensors();
+  sg_dispose(e);            /* the tape still holds e */
+  cr_assert_eq(t_live_tensors(), live, "saved output still alive");
+  sg_tensor *g;
+  cr_assert_eq(sg_tape_end(x, NULL, &x, 1, &g), SG_OK, "%s", sg_last_error());
+  cr_assert_eq(t_live_tensors(), live - 1 + 1, "e released, g made");
+  sg_dispose(g);
+  sg_dispose(x);
+}
+
+Test(tape, gradients_accumulate_over_uses) {
+  int64_t s[] = {2};
+  float xv[] = {3, -2};
+  sg_tensor *x = sg_tensor_f32(xv, s, 1);
+  sg_scope_begin("t");
+  sg_tape_begin();
+  sg_tensor *y = sg_add(sg_mul(x, x), sg_add(x, sg_neg(x))); /* x^2 + x - x */
+  sg_tensor *g;
+  cr_assert_eq(sg_tape_end(y, NULL, &x, 1, &g), SG_OK, "%s", sg_last_error());
+  const float want[] = {6, -4};
+  t_expect_f32(g, want, 1, s, 0, 0);
+  sg_scope_end(NULL, 0);
+  sg_dispose(x);
+}
+
+Test(tape, dy_seeds_backprop) {
+  int64_t s[] = {2};
+  float xv[] = {1, 2}, dv[] = {10, 100};
+  sg_tensor *x = sg_tensor_f32(xv, s, 1), *dy = sg_tensor_f32(dv, s, 1);
+  sg_scope_begin("t");
+  sg_tape_begin();
+  sg_tensor *y = sg_square(x);
+  sg_tensor *g;
+  cr_assert_eq(sg_tape_end(y, dy, &x, 1, &g), SG_OK, "%s", sg_last_error());
+  const float want[] = {20, 400};
+  t_expect_f32(g, want, 1, s, 0, 0);
+  sg_scope_end(NULL, 0);
+  sg_dispose(x);
+  sg_dispose(dy);
+}
+
+Test(tape, unrelated_x_gets_zeros) {
+  int64_t s[] = {2, 2};
+  sg_tensor *x = sg_ones(s, 2), *z = sg_ones(s, 2);
+  sg_scope_begin("t");
+  sg_tape_begin();
+  sg_tensor *y = sg_exp(x);
+  sg_tensor *xs[] = {x, z}, *g[2];
+  cr_assert_eq(sg_tape_end(y, NULL, xs, 2, g), SG_OK, "%s", sg_last_error());
+  const float zero[4] = {0};
+  t_expect_f32(g[1], zero, 2, s, 0, 0);
+  sg_scope_end(NULL, 0);
+  sg_dispose(x);
+  sg_dispose(z);
+}
+
+Test(tape, pruning_skips_nodes_off_the_path) {
+  int64_t s[] = {3};
+  sg_tensor *x = sg_fill(s, 1, 2.0f);
+  sg_tensor *c = sg_fill(s, 1, 5.0f);
+  sg_scope_begin("t");
+  sg_tape_begin();
+  sg_tensor *side = no_grad_op(x);      /* depends on x, does not lead to y */
+  sg_tensor *consts = no_grad_op(c);    /* leads to y, does not depend on x */
+  sg_tensor *y = sg_mul(x, consts);
+  (void)side;
+  sg_tensor *g;
+  cr_assert_eq(sg_tape_end(y, NULL, &x, 1, &g), SG_OK, "pruned: %s", sg_last_error());
+  const float want[] = {5, 5, 5};
+  t_expect_f32(g, want, 1, s, 0, 0);
+  sg_scope_end(NULL, 0);
+  sg_dispose(x);
+  sg_dispose(c);
+}
+
+Test(tape, missing_gradient_names_the_op_and_scope) {
+  int64_t live = t_live_tensors();
+  int64_t s[] = {3};
+  sg_tensor *x = sg_ones(s, 1);
+  sg_scope_begin("model");
+  sg_tape_begin();
+  sg_scope_begin("layer");
+  sg_tensor *h = no_grad_op(x);
+  sg_scope_end(&h, 1);
+  sg_tensor *y = sg_exp(h);
+  sg_tensor *g = (sg_tensor *)1;
+  cr_assert_eq(sg_tape_end(y, NULL, &x, 1, &g), SG_ERR_NO_GRADIENT);
+  cr_assert_null(g);
+  cr_assert(strstr(sg_last_error(), "mystery"), "%s", sg_last_error());
+  cr_assert(strstr(sg_last_error(), "model/layer"), "%s", sg_last_error());
+  sg_clear_error();
+  cr_assert_not(sg_tape_active(), "the tape is closed after a failure");
+  sg_scope_end(NULL, 0);
+  sg_dispose(x);
+  cr_assert_eq(t_live_tensors(), live);
+}
+
+Test(tape, composite_op_records_once) {
+  int64_t s[] = {2};
+  sg_tensor *x = sg_fill(s, 1, 3.0f);
+  sg_scope_begin("t");
+  sg_tape_begin();
+  sg_tensor *y = twice(x);
+  twice_grad_calls = 0;
+  sg_tensor *g;
+  cr_assert_eq(sg_tape_end(y, NULL, &x, 1, &g), SG_OK, "%s", sg_last_error());
+  cr_assert_eq(twice_grad_calls, 1);
+  const float want[] = {2, 2}; /* the add inside was not recorded: it would have added 2 more */
+  t_expect_f32(g, want, 1, s, 0, 0);
+  sg_scope_end(NULL, 0);
+  sg_dispose(x);
+}
+
+Test(tape, state_rules) {
+  sg_tensor *g = NULL;
+  cr_assert_eq(sg_tape_end(NULL, NULL, NULL, 0, &g), SG_ERR_STATE, "no tape open");
+  sg_clear_error();
+  cr_assert_eq(sg_tape_begin(), SG_OK);
+  cr_assert_eq(sg_tape_begin(), SG_ERR_STATE, "tapes do not nest");
+  cr_assert(strstr(sg_last_error(), "already open"));
+  sg_clear_error();
+  /* y NULL because the forward failed: the tape still closes and reports the forward's error. */
+  int64_t s1[] = {2}, s2[] = {3};
+  sg_tensor *a = sg_ones(s1, 1), *b = sg_ones(s2, 1);
+  sg_tensor *y = sg_add(a, b);
+  cr_assert_eq(sg_tape_end(y, NULL, &a, 1, &g), SG_ERR_SHAPE);
+  cr_assert_null(g);
+  cr_assert_not(sg_tape_active());
+  sg_clear_error();
+  sg_dispose(a);
+  sg_dispose(b);
+}
+
+Test(tape, dy_shape_must_match) {
+  int64_t s1[] = {2}, s2[] = {3};
+  sg_tensor *x = sg_ones(s1, 1), *dy = sg_ones(s2, 1);
+  sg_scope_begin("t");
+  sg_tape_begin();
+  sg_tensor *y = sg_exp(x), *g;
+  cr_assert_eq(sg_tape_end(y, dy, &x, 1, &g), SG_ERR_SHAPE);
+  cr_assert(strstr(sg_last_error(), "[3]") && strstr(sg_last_error(), "[2]"));
+  sg_clear_error();
+  sg_scope_end(NULL, 0);
+  sg_dispose(x);
+  sg_dispose(dy);
+}
+
+Test(tape, outside_a_tape_nothing_is_saved) {
+  int64_t s[] = {3};
+  sg_tensor *x = sg_ones(s, 1);
+  int64_t live = t_live_tensors();
+  sg_tensor *e = sg_exp(x);
+  sg_dispose(e);
+  cr_assert_eq(t_live_tensors(), live, "no hidden references without a tape");
+  sg_dispose(x);
+}
