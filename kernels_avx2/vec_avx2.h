@@ -1,0 +1,125 @@
+/* The vector vocabulary the ISA-neutral kernel templates (simd_*.inc) are written in, for
+ * AVX2 + FMA: 8 floats per vector. Only files compiled with -mavx2 -mfma include this. */
+#ifndef SIMDGRAD_VEC_AVX2_H
+#define SIMDGRAD_VEC_AVX2_H
+
+#include <immintrin.h>
+#include <math.h>
+#include <sleef.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#define VN 8
+#define SG_KERNEL(name) sg_f32_##name##__avx2
+
+typedef __m256 vf;
+typedef __m256 vmask; /* all-ones lanes where true */
+
+static inline vf vset1(float x) { return _mm256_set1_ps(x); }
+static inline vf vzero(void) { return _mm256_setzero_ps(); }
+static inline vf vloadu(const float *p) { return _mm256_loadu_ps(p); }
+static inline void vstoreu(float *p, vf v) { _mm256_storeu_ps(p, v); }
+
+/* Lanes [0, n) for n < VN; the loads never touch memory past p[n-1] and read 0 elsewhere. */
+static inline __m256i vtail_mask_(size_t n) {
+  return _mm256_cmpgt_epi32(_mm256_set1_epi32((int)n), _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7));
+}
+static inline vmask vtail_lanes(size_t n) { return _mm256_castsi256_ps(vtail_mask_(n)); }
+static inline vf vload_tail(const float *p, size_t n) {
+  return _mm256_maskload_ps(p, vtail_mask_(n));
+}
+static inline void vstore_tail(float *p, vf v, size_t n) {
+  _mm256_maskstore_ps(p, vtail_mask_(n), v);
+}
+
+static inline vf vadd(vf a, vf b) { return _mm256_add_ps(a, b); }
+static inline vf vsub(vf a, vf b) { return _mm256_sub_ps(a, b); }
+static inline vf vmul(vf a, vf b) { return _mm256_mul_ps(a, b); }
+static inline vf vdiv(vf a, vf b) { return _mm256_div_ps(a, b); }
+static inline vf vfma(vf a, vf b, vf c) { return _mm256_fmadd_ps(a, b, c); }
+static inline vf vsqrt(vf a) { return _mm256_sqrt_ps(a); }
+static inline vf vabs(vf a) { return _mm256_andnot_ps(_mm256_set1_ps(-0.0f), a); }
+static inline vf vneg(vf a) { return _mm256_xor_ps(_mm256_set1_ps(-0.0f), a); }
+/* x86 max/min return the second operand when either is NaN: vmax(a, b) keeps b's NaN. */
+static inline vf vmax(vf a, vf b) { return _mm256_max_ps(a, b); }
+static inline vf vmin(vf a, vf b) { return _mm256_min_ps(a, b); }
+static inline vf vfloor(vf a) { return _mm256_round_ps(a, _MM_FROUND_TO_NEG_INF | _MM_FROUND_NO_EXC); }
+static inline vf vceil(vf a) { return _mm256_round_ps(a, _MM_FROUND_TO_POS_INF | _MM_FROUND_NO_EXC); }
+static inline vf vround_even(vf a) {
+  return _mm256_round_ps(a, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+}
+
+static inline vmask vgt(vf a, vf b) { return _mm256_cmp_ps(a, b, _CMP_GT_OQ); }
+static inline vmask vge(vf a, vf b) { return _mm256_cmp_ps(a, b, _CMP_GE_OQ); }
+static inline vmask vlt(vf a, vf b) { return _mm256_cmp_ps(a, b, _CMP_LT_OQ); }
+static inline vmask vle(vf a, vf b) { return _mm256_cmp_ps(a, b, _CMP_LE_OQ); }
+static inline vmask veq(vf a, vf b) { return _mm256_cmp_ps(a, b, _CMP_EQ_OQ); }
+static inline vmask vneq(vf a, vf b) { return _mm256_cmp_ps(a, b, _CMP_NEQ_UQ); }
+static inline vmask visnan(vf a) { return _mm256_cmp_ps(a, a, _CMP_UNORD_Q); }
+static inline vmask vmask_or(vmask a, vmask b) { return _mm256_or_ps(a, b); }
+static inline vmask vmask_and(vmask a, vmask b) { return _mm256_and_ps(a, b); }
+static inline int vmask_any(vmask m) { return _mm256_movemask_ps(m) != 0; }
+/* m ? a : b */
+static inline vf vselect(vmask m, vf a, vf b) { return _mm256_blendv_ps(b, a, m); }
+/* m ? a : 0 */
+static inline vf vand_mask(vmask m, vf a) { return _mm256_and_ps(m, a); }
+
+/* Bytes 0/1 from a mask, and back. */
+static inline void vmask_store_bytes(uint8_t *out, vmask m, size_t n) {
+  __m256i one = _mm256_and_si256(_mm256_castps_si256(m), _mm256_set1_epi32(1));
+  __m128i w = _mm_packs_epi32(_mm256_castsi256_si128(one), _mm256_extracti128_si256(one, 1));
+  __m128i b = _mm_packus_epi16(w, w);
+  if (n >= VN) {
+    _mm_storel_epi64((__m128i *)out, b);
+  } else {
+    uint8_t tmp[16];
+    _mm_storeu_si128((__m128i *)tmp, b);
+    for (size_t i = 0; i < n; i++) out[i] = tmp[i];
+  }
+}
+static inline vmask vmask_load_bytes(const uint8_t *c, size_t n) {
+  __m128i b;
+  if (n >= VN) {
+    b = _mm_loadl_epi64((const __m128i *)c);
+  } else {
+    uint8_t tmp[16] = {0};
+    for (size_t i = 0; i < n; i++) tmp[i] = c[i];
+    b = _mm_loadl_epi64((const __m128i *)tmp);
+  }
+  __m256i w = _mm256_cvtepu8_epi32(b);
+  return _mm256_castsi256_ps(_mm256_cmpgt_epi32(w, _mm256_setzero_si256()));
+}
+
+/* Horizontal reductions. */
+static inline float vhsum(vf v) {
+  __m128 s = _mm_add_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
+  s = _mm_add_ps(s, _mm_movehl_ps(s, s));
+  s = _mm_add_ss(s, _mm_movehdup_ps(s));
+  return _mm_cvtss_f32(s);
+}
+static inline float vhmax(vf v) {
+  __m128 s = _mm_max_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
+  s = _mm_max_ps(s, _mm_movehl_ps(s, s));
+  s = _mm_max_ss(s, _mm_movehdup_ps(s));
+  return _mm_cvtss_f32(s);
+}
+static inline float vhmin(vf v) {
+  __m128 s = _mm_min_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
+  s = _mm_min_ps(s, _mm_movehl_ps(s, s));
+  s = _mm_min_ss(s, _mm_movehdup_ps(s));
+  return _mm_cvtss_f32(s);
+}
+
+/* SLEEF, 1.0 ULP class (u10). */
+static inline vf vexp(vf a) { return Sleef_expf8_u10avx2(a); }
+static inline vf vexpm1(vf a) { return Sleef_expm1f8_u10avx2(a); }
+static inline vf vlog(vf a) { return Sleef_logf8_u10avx2(a); }
+static inline vf vlog1p(vf a) { return Sleef_log1pf8_u10avx2(a); }
+static inline vf vtanh(vf a) { return Sleef_tanhf8_u10avx2(a); }
+static inline vf vsin(vf a) { return Sleef_sinf8_u10avx2(a); }
+static inline vf vcos(vf a) { return Sleef_cosf8_u10avx2(a); }
+static inline vf verf(vf a) { return Sleef_erff8_u10avx2(a); }
+static inline vf verfc(vf a) { return Sleef_erfcf8_u15avx2(a); }
+static inline vf vpow(vf a, vf b) { return Sleef_powf8_u10avx2(a, b); }
+
+#endif

@@ -1,0 +1,90 @@
+/* The vector vocabulary of the ISA-neutral kernel templates for AVX-512 (F, BW, DQ, VL): 16
+ * floats per vector, masks in k registers. Only files compiled with the AVX-512 flags include
+ * this. */
+#ifndef SIMDGRAD_VEC_AVX512_H
+#define SIMDGRAD_VEC_AVX512_H
+
+#include <immintrin.h>
+#include <math.h>
+#include <sleef.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#define VN 16
+#define SG_KERNEL(name) sg_f32_##name##__avx512
+
+typedef __m512 vf;
+typedef __mmask16 vmask;
+
+static inline vf vset1(float x) { return _mm512_set1_ps(x); }
+static inline vf vzero(void) { return _mm512_setzero_ps(); }
+static inline vf vloadu(const float *p) { return _mm512_loadu_ps(p); }
+static inline void vstoreu(float *p, vf v) { _mm512_storeu_ps(p, v); }
+
+static inline __mmask16 vtail_mask_(size_t n) { return (__mmask16)((1u << n) - 1u); }
+static inline vmask vtail_lanes(size_t n) { return vtail_mask_(n); }
+static inline vf vload_tail(const float *p, size_t n) {
+  return _mm512_maskz_loadu_ps(vtail_mask_(n), p);
+}
+static inline void vstore_tail(float *p, vf v, size_t n) {
+  _mm512_mask_storeu_ps(p, vtail_mask_(n), v);
+}
+
+static inline vf vadd(vf a, vf b) { return _mm512_add_ps(a, b); }
+static inline vf vsub(vf a, vf b) { return _mm512_sub_ps(a, b); }
+static inline vf vmul(vf a, vf b) { return _mm512_mul_ps(a, b); }
+static inline vf vdiv(vf a, vf b) { return _mm512_div_ps(a, b); }
+static inline vf vfma(vf a, vf b, vf c) { return _mm512_fmadd_ps(a, b, c); }
+static inline vf vsqrt(vf a) { return _mm512_sqrt_ps(a); }
+static inline vf vabs(vf a) { return _mm512_abs_ps(a); }
+static inline vf vneg(vf a) {
+  return _mm512_castsi512_ps(
+      _mm512_xor_si512(_mm512_castps_si512(a), _mm512_set1_epi32((int)0x80000000u)));
+}
+/* Like x86's scalar max/min: the second operand when either is NaN. */
+static inline vf vmax(vf a, vf b) { return _mm512_max_ps(a, b); }
+static inline vf vmin(vf a, vf b) { return _mm512_min_ps(a, b); }
+static inline vf vfloor(vf a) { return _mm512_roundscale_ps(a, _MM_FROUND_TO_NEG_INF | _MM_FROUND_NO_EXC); }
+static inline vf vceil(vf a) { return _mm512_roundscale_ps(a, _MM_FROUND_TO_POS_INF | _MM_FROUND_NO_EXC); }
+static inline vf vround_even(vf a) {
+  return _mm512_roundscale_ps(a, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+}
+
+static inline vmask vgt(vf a, vf b) { return _mm512_cmp_ps_mask(a, b, _CMP_GT_OQ); }
+static inline vmask vge(vf a, vf b) { return _mm512_cmp_ps_mask(a, b, _CMP_GE_OQ); }
+static inline vmask vlt(vf a, vf b) { return _mm512_cmp_ps_mask(a, b, _CMP_LT_OQ); }
+static inline vmask vle(vf a, vf b) { return _mm512_cmp_ps_mask(a, b, _CMP_LE_OQ); }
+static inline vmask veq(vf a, vf b) { return _mm512_cmp_ps_mask(a, b, _CMP_EQ_OQ); }
+static inline vmask vneq(vf a, vf b) { return _mm512_cmp_ps_mask(a, b, _CMP_NEQ_UQ); }
+static inline vmask visnan(vf a) { return _mm512_cmp_ps_mask(a, a, _CMP_UNORD_Q); }
+static inline vmask vmask_or(vmask a, vmask b) { return (vmask)(a | b); }
+static inline vmask vmask_and(vmask a, vmask b) { return (vmask)(a & b); }
+static inline int vmask_any(vmask m) { return m != 0; }
+static inline vf vselect(vmask m, vf a, vf b) { return _mm512_mask_blend_ps(m, b, a); }
+static inline vf vand_mask(vmask m, vf a) { return _mm512_maskz_mov_ps(m, a); }
+
+static inline void vmask_store_bytes(uint8_t *out, vmask m, size_t n) {
+  __m128i b = _mm_maskz_set1_epi8(m, 1);
+  _mm_mask_storeu_epi8(out, n >= VN ? (__mmask16)0xffff : vtail_mask_(n), b);
+}
+static inline vmask vmask_load_bytes(const uint8_t *c, size_t n) {
+  __m128i b = _mm_maskz_loadu_epi8(n >= VN ? (__mmask16)0xffff : vtail_mask_(n), c);
+  return _mm_test_epi8_mask(b, b);
+}
+
+static inline float vhsum(vf v) { return _mm512_reduce_add_ps(v); }
+static inline float vhmax(vf v) { return _mm512_reduce_max_ps(v); }
+static inline float vhmin(vf v) { return _mm512_reduce_min_ps(v); }
+
+static inline vf vexp(vf a) { return Sleef_expf16_u10avx512f(a); }
+static inline vf vexpm1(vf a) { return Sleef_expm1f16_u10avx512f(a); }
+static inline vf vlog(vf a) { return Sleef_logf16_u10avx512f(a); }
+static inline vf vlog1p(vf a) { return Sleef_log1pf16_u10avx512f(a); }
+static inline vf vtanh(vf a) { return Sleef_tanhf16_u10avx512f(a); }
+static inline vf vsin(vf a) { return Sleef_sinf16_u10avx512f(a); }
+static inline vf vcos(vf a) { return Sleef_cosf16_u10avx512f(a); }
+static inline vf verf(vf a) { return Sleef_erff16_u10avx512f(a); }
+static inline vf verfc(vf a) { return Sleef_erfcf16_u15avx512f(a); }
+static inline vf vpow(vf a, vf b) { return Sleef_powf16_u10avx512f(a, b); }
+
+#endif
