@@ -1,6 +1,29 @@
-# Installation: headers, both libraries, the CMake package and simdgrad.pc.
+# Installation: headers, both libraries, the CMake package (simdgrad::simdgrad, the shared
+# library; simdgrad::simdgrad_static) and simdgrad.pc for pkg-config.
+include(CMakePackageConfigHelpers)
+
+set(SIMDGRAD_CMAKE_DIR ${CMAKE_INSTALL_LIBDIR}/cmake/simdgrad)
+
 install(TARGETS simdgrad simdgrad_static EXPORT simdgradTargets
         LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR}
         ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR}
         INCLUDES DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
 install(DIRECTORY include/simdgrad DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
+
+install(EXPORT simdgradTargets NAMESPACE simdgrad:: DESTINATION ${SIMDGRAD_CMAKE_DIR})
+configure_package_config_file(cmake/simdgradConfig.cmake.in
+                              ${PROJECT_BINARY_DIR}/simdgradConfig.cmake
+                              INSTALL_DESTINATION ${SIMDGRAD_CMAKE_DIR})
+# 0.x: a minor release may break the API, so only the same minor version is compatible.
+write_basic_package_version_file(${PROJECT_BINARY_DIR}/simdgradConfigVersion.cmake
+                                 COMPATIBILITY SameMinorVersion)
+install(FILES ${PROJECT_BINARY_DIR}/simdgradConfig.cmake
+              ${PROJECT_BINARY_DIR}/simdgradConfigVersion.cmake
+        DESTINATION ${SIMDGRAD_CMAKE_DIR})
+
+# simdgrad.pc sits in <libdir>/pkgconfig and names the prefix relative to itself, so the
+# install can move (cmake --install --prefix, make install PREFIX=...).
+file(RELATIVE_PATH SIMDGRAD_PC_PREFIX_FROM_PCDIR /p/${CMAKE_INSTALL_LIBDIR}/pkgconfig /p)
+string(REGEX REPLACE "/$" "" SIMDGRAD_PC_PREFIX_FROM_PCDIR "${SIMDGRAD_PC_PREFIX_FROM_PCDIR}")
+configure_file(cmake/simdgrad.pc.in ${PROJECT_BINARY_DIR}/simdgrad.pc @ONLY)
+install(FILES ${PROJECT_BINARY_DIR}/simdgrad.pc DESTINATION ${CMAKE_INSTALL_LIBDIR}/pkgconfig)

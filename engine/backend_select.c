@@ -74,11 +74,15 @@ static void init_once(void) {
   if (env && *env) {
     int want = backend_index(env);
     if (want < 0)
-      fprintf(stderr, "simdgrad: SIMDGRAD_BACKEND=%s is not a backend (scalar, avx2, avx512, "
-                      "neon); using %s\n", env, k_names[g_best]);
+      fprintf(stderr,
+              "simdgrad: SIMDGRAD_BACKEND=%s is not a backend (scalar, avx2, avx512, "
+              "neon); using %s\n",
+              env, k_names[g_best]);
     else if (!g_available[want])
-      fprintf(stderr, "simdgrad: SIMDGRAD_BACKEND=%s is not available on this CPU or build; "
-                      "using %s\n", env, k_names[g_best]);
+      fprintf(stderr,
+              "simdgrad: SIMDGRAD_BACKEND=%s is not available on this CPU or build; "
+              "using %s\n",
+              env, k_names[g_best]);
     else
       chosen = want;
   }

@@ -57,9 +57,12 @@ char *sg__shape_str(const int64_t *shape, int rank, char *buf, size_t size) {
 
 const char *sg__dtype_name(sg_dtype d) {
   switch (d) {
-  case SG_F32: return "f32";
-  case SG_I32: return "i32";
-  case SG_BOOL: return "bool";
+  case SG_F32:
+    return "f32";
+  case SG_I32:
+    return "i32";
+  case SG_BOOL:
+    return "bool";
   }
   return "unknown";
 }
@@ -79,8 +82,7 @@ bool sg__check(const sg_tensor *t, const char *op, const char *arg) {
 bool sg__check_f32(const sg_tensor *t, const char *op, const char *arg) {
   if (!sg__check(t, op, arg)) return false;
   if (t->dtype != SG_F32) {
-    sg__error(SG_ERR_DTYPE, op, "argument '%s' must be f32, got %s", arg,
-              sg__dtype_name(t->dtype));
+    sg__error(SG_ERR_DTYPE, op, "argument '%s' must be f32, got %s", arg, sg__dtype_name(t->dtype));
     return false;
   }
   return true;

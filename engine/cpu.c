@@ -26,7 +26,7 @@ sg_cpu_info sg__cpu_detect(void) {
   c.avx = cx & (1u << 28);
   if (osxsave) {
     unsigned long long xcr0 = xgetbv0();
-    c.os_ymm = (xcr0 & 0x6) == 0x6;              /* XMM and YMM state */
+    c.os_ymm = (xcr0 & 0x6) == 0x6;               /* XMM and YMM state */
     c.os_zmm = c.os_ymm && (xcr0 & 0xe0) == 0xe0; /* opmask, ZMM0-15 upper, ZMM16-31 */
   }
   if (__get_cpuid_max(0, NULL) >= 7) {
@@ -74,10 +74,10 @@ void sg__cpu_describe(const sg_cpu_info *c, char *buf, unsigned size) {
   struct {
     bool on;
     const char *name;
-  } f[] = {{c->sse42, "sse4.2"},     {c->avx, "avx"},           {c->avx2, "avx2"},
-           {c->fma, "fma"},          {c->f16c, "f16c"},         {c->avx512f, "avx512f"},
+  } f[] = {{c->sse42, "sse4.2"},      {c->avx, "avx"},           {c->avx2, "avx2"},
+           {c->fma, "fma"},           {c->f16c, "f16c"},         {c->avx512f, "avx512f"},
            {c->avx512bw, "avx512bw"}, {c->avx512dq, "avx512dq"}, {c->avx512vl, "avx512vl"},
-           {c->os_ymm, "os-ymm"},    {c->os_zmm, "os-zmm"},     {c->asimd, "asimd"}};
+           {c->os_ymm, "os-ymm"},     {c->os_zmm, "os-zmm"},     {c->asimd, "asimd"}};
   size_t used = 0;
   buf[0] = '\0';
   for (size_t i = 0; i < sizeof f / sizeof f[0]; i++) {

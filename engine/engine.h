@@ -45,9 +45,9 @@ struct sg_tensor {
   int64_t numel;
   uint64_t id; /* unique for the process lifetime: the tape's name for this tensor */
   sg_storage *storage;
-  void *data;               /* storage->data */
-  struct sg_ctx *owner;     /* thread whose scope tracks this tensor, NULL if untracked */
-  size_t scope_slot;        /* index in owner's tracked list */
+  void *data;           /* storage->data */
+  struct sg_ctx *owner; /* thread whose scope tracks this tensor, NULL if untracked */
+  size_t scope_slot;    /* index in owner's tracked list */
 };
 
 /* ---- Errors ---------------------------------------------------------------------------------- */
@@ -124,8 +124,8 @@ void sg__fpmode_sync(void);
 typedef struct sg_tape sg_tape;
 
 typedef struct sg_scope_frame {
-  size_t path_len;    /* length of the path before this scope's name was appended */
-  size_t first_slot;  /* first tracked-list index of this scope */
+  size_t path_len;   /* length of the path before this scope's name was appended */
+  size_t first_slot; /* first tracked-list index of this scope */
 } sg_scope_frame;
 
 typedef struct sg_ctx {
@@ -137,8 +137,8 @@ typedef struct sg_ctx {
   int overflow_depth;
   sg_tensor **tracked; /* tensors made inside scopes; disposed slots are NULL */
   size_t n_tracked, cap_tracked;
-  sg_tape *tape;      /* the open tape, NULL if none */
-  int op_depth;       /* >1 inside a composite op: inner ops do not record */
+  sg_tape *tape; /* the open tape, NULL if none */
+  int op_depth;  /* >1 inside a composite op: inner ops do not record */
 } sg_ctx;
 
 sg_ctx *sg__ctx(void);
@@ -177,9 +177,9 @@ typedef sg_status (*sg_grad_fn)(const sg_node *node, sg_tensor *dy, const bool *
                                 sg_tensor **dx);
 
 struct sg_node {
-  const char *op;   /* user-level op name */
-  char *scope;      /* scope path when the op ran (owned) */
-  sg_grad_fn grad;  /* NULL: the op has no gradient */
+  const char *op;  /* user-level op name */
+  char *scope;     /* scope path when the op ran (owned) */
+  sg_grad_fn grad; /* NULL: the op has no gradient */
   int n_inputs;
   sg_node_input *inputs; /* points at inline_inputs or a heap array */
   sg_node_input inline_inputs[SG_NODE_INLINE_INPUTS];
@@ -188,7 +188,7 @@ struct sg_node {
   int out_rank;
   sg_tensor *saved[SG_NODE_MAX_SAVED]; /* references held until the tape ends */
   int n_saved;
-  float fparam[4];                  /* op parameters the gradient needs */
+  float fparam[4]; /* op parameters the gradient needs */
   int64_t iparam[2 * SG_MAX_RANK + 2];
 };
 

@@ -44,8 +44,8 @@ sg_tensor *sg__op_end(sg_op *op, sg_tensor *out) {
   int64_t bad = first_non_finite(out);
   if (bad >= 0) {
     float v = ((const float *)out->data)[bad];
-    sg__error(SG_ERR_ARG, op->name, "output element %lld of shape %s is %s", (long long)bad,
-              shape, isnan(v) ? "NaN" : "Inf");
+    sg__error(SG_ERR_ARG, op->name, "output element %lld of shape %s is %s", (long long)bad, shape,
+              isnan(v) ? "NaN" : "Inf");
     sg_dispose(out);
     return NULL;
   }

@@ -151,13 +151,13 @@ static sg_status binary_grad(const sg_node *node, sg_tensor *dy, const bool *nee
 #define SG_SAVE_minimum SAVE_AB
 #define SG_SAVE_squared_difference SAVE_AB
 
-#define SG_DEFINE_BINARY_OP_(name, doc)                                              \
-  static sg_status name##_grad(const sg_node *node, sg_tensor *dy, const bool *need, \
-                               sg_tensor **dx) {                                     \
-    return binary_grad(node, dy, need, dx, sg__backend()->name##_backward);          \
-  }                                                                                  \
-  sg_tensor *sg_##name(sg_tensor *a, sg_tensor *b) {                                 \
-    return binary_op(#name, a, b, sg__backend()->name, name##_grad, SG_SAVE_##name); \
+#define SG_DEFINE_BINARY_OP_(name, doc)                                                            \
+  static sg_status name##_grad(const sg_node *node, sg_tensor *dy, const bool *need,               \
+                               sg_tensor **dx) {                                                   \
+    return binary_grad(node, dy, need, dx, sg__backend()->name##_backward);                        \
+  }                                                                                                \
+  sg_tensor *sg_##name(sg_tensor *a, sg_tensor *b) {                                               \
+    return binary_op(#name, a, b, sg__backend()->name, name##_grad, SG_SAVE_##name);               \
   }
 SG_FOR_EACH_BINARY_OP(SG_DEFINE_BINARY_OP_)
 
@@ -189,9 +189,9 @@ static sg_tensor *compare_op(const char *name, sg_tensor *a, sg_tensor *b, sg_co
   return sg__op_end(&op, y);
 }
 
-#define SG_DEFINE_COMPARE_OP_(name, doc)                 \
-  sg_tensor *sg_##name(sg_tensor *a, sg_tensor *b) {     \
-    return compare_op(#name, a, b, sg__backend()->name); \
+#define SG_DEFINE_COMPARE_OP_(name, doc)                                                           \
+  sg_tensor *sg_##name(sg_tensor *a, sg_tensor *b) {                                               \
+    return compare_op(#name, a, b, sg__backend()->name);                                           \
   }
 SG_FOR_EACH_COMPARE_OP(SG_DEFINE_COMPARE_OP_)
 

@@ -23,28 +23,28 @@ static const char *const k_names[] = {"sum", "mean", "max", "min", "logsumexp"};
 static sg_reduce_kernel fwd_kernel(int kind) {
   const sg_backend *be = sg__backend();
   switch (kind) {
-    case K_MAX:
-      return be->reduce_max;
-    case K_MIN:
-      return be->reduce_min;
-    case K_LSE:
-      return be->reduce_logsumexp;
-    default:
-      return be->reduce_sum;
+  case K_MAX:
+    return be->reduce_max;
+  case K_MIN:
+    return be->reduce_min;
+  case K_LSE:
+    return be->reduce_logsumexp;
+  default:
+    return be->reduce_sum;
   }
 }
 
 static sg_reduce_backward_kernel bwd_kernel(int kind) {
   const sg_backend *be = sg__backend();
   switch (kind) {
-    case K_MAX:
-      return be->reduce_max_backward;
-    case K_MIN:
-      return be->reduce_min_backward;
-    case K_LSE:
-      return be->reduce_logsumexp_backward;
-    default:
-      return be->reduce_sum_backward;
+  case K_MAX:
+    return be->reduce_max_backward;
+  case K_MIN:
+    return be->reduce_min_backward;
+  case K_LSE:
+    return be->reduce_logsumexp_backward;
+  default:
+    return be->reduce_sum_backward;
   }
 }
 

@@ -83,7 +83,7 @@ sg_node *sg__record(sg_op *op, sg_grad_fn grad, sg_tensor *const *inputs, int n_
   n->grad = grad;
   n->scope = intern_scope(t, c->path);
   n->inputs = n_inputs <= SG_NODE_INLINE_INPUTS ? n->inline_inputs
-                                                 : malloc((size_t)n_inputs * sizeof *n->inputs);
+                                                : malloc((size_t)n_inputs * sizeof *n->inputs);
   if (!n->scope || !n->inputs) goto oom;
   n->n_inputs = n_inputs;
   for (int i = 0; i < n_inputs; i++) {
@@ -168,8 +168,8 @@ static sg_status backprop(sg_tape *t, sg_tensor *y, sg_tensor *dy, sg_tensor *co
   sg_idmap from_x = {0}, to_y = {0}, grad = {0};
   bool *keep = calloc(t->n_nodes + 1, 1);
   size_t ids = t->n_nodes + t->total_inputs + (size_t)n + 1;
-  bool ok = keep && sg_idmap_init(&from_x, ids) && sg_idmap_init(&to_y, ids) &&
-            sg_idmap_init(&grad, ids);
+  bool ok =
+      keep && sg_idmap_init(&from_x, ids) && sg_idmap_init(&to_y, ids) && sg_idmap_init(&grad, ids);
   sg_status st = SG_OK;
   if (!ok) {
     st = sg__error(SG_ERR_OOM, "tape_end", "out of memory for back-propagation");
@@ -274,8 +274,7 @@ done:
   return st;
 }
 
-sg_status sg_tape_end(sg_tensor *y, sg_tensor *dy, sg_tensor *const *xs, int n,
-                      sg_tensor **grads) {
+sg_status sg_tape_end(sg_tensor *y, sg_tensor *dy, sg_tensor *const *xs, int n, sg_tensor **grads) {
   sg_ctx *c = sg__ctx();
   sg_tape *t = c->tape;
   for (int i = 0; grads && i < n; i++) grads[i] = NULL;

@@ -77,8 +77,8 @@ sg_tensor *sg__new(sg_dtype dtype, const int64_t *shape, int rank) {
   sg_storage *s = sg__storage_new((size_t)numel * sg__dtype_size(dtype));
   if (!s) {
     char buf[SG_SHAPE_STR_MAX];
-    sg__error(SG_ERR_OOM, NULL, "out of memory for a %s tensor of shape %s",
-              sg__dtype_name(dtype), sg__shape_str(shape, rank, buf, sizeof buf));
+    sg__error(SG_ERR_OOM, NULL, "out of memory for a %s tensor of shape %s", sg__dtype_name(dtype),
+              sg__shape_str(shape, rank, buf, sizeof buf));
     return NULL;
   }
   return wrap(s, dtype, shape, rank, numel);
@@ -137,9 +137,7 @@ sg_tensor *sg_retain(sg_tensor *t) {
 /* ---- Accessors ---- */
 
 int sg_rank(const sg_tensor *t) { return sg__check(t, "rank", "t") ? t->rank : -1; }
-const int64_t *sg_shape(const sg_tensor *t) {
-  return sg__check(t, "shape", "t") ? t->shape : NULL;
-}
+const int64_t *sg_shape(const sg_tensor *t) { return sg__check(t, "shape", "t") ? t->shape : NULL; }
 int64_t sg_numel(const sg_tensor *t) { return sg__check(t, "numel", "t") ? t->numel : -1; }
 sg_dtype sg_dtype_of(const sg_tensor *t) {
   return sg__check(t, "dtype_of", "t") ? t->dtype : SG_F32;

@@ -1,5 +1,6 @@
 /* The avx2 backend table: the slots this ISA vectorises, over the table below it. */
 #include "kernels_avx2/vec_avx2.h"
+
 #include "kernels_avx2/simd_decls.inc"
 
 void sg_backend_fill__avx2(sg_backend *b);

@@ -44,8 +44,12 @@ static inline vf vneg(vf a) {
 /* Like x86's scalar max/min: the second operand when either is NaN. */
 static inline vf vmax(vf a, vf b) { return _mm512_max_ps(a, b); }
 static inline vf vmin(vf a, vf b) { return _mm512_min_ps(a, b); }
-static inline vf vfloor(vf a) { return _mm512_roundscale_ps(a, _MM_FROUND_TO_NEG_INF | _MM_FROUND_NO_EXC); }
-static inline vf vceil(vf a) { return _mm512_roundscale_ps(a, _MM_FROUND_TO_POS_INF | _MM_FROUND_NO_EXC); }
+static inline vf vfloor(vf a) {
+  return _mm512_roundscale_ps(a, _MM_FROUND_TO_NEG_INF | _MM_FROUND_NO_EXC);
+}
+static inline vf vceil(vf a) {
+  return _mm512_roundscale_ps(a, _MM_FROUND_TO_POS_INF | _MM_FROUND_NO_EXC);
+}
 static inline vf vround_even(vf a) {
   return _mm512_roundscale_ps(a, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
 }

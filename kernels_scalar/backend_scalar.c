@@ -1,14 +1,14 @@
 /* The scalar backend table: every slot filled with the portable reference kernel. */
 #include "kernels_scalar.h"
 
-#define SG_FILL_UNARY_(name, saved, doc)                                                       \
+#define SG_FILL_UNARY_(name, saved, doc)                                                           \
   .name = sg_f32_##name##__scalar, .name##_backward = sg_f32_##name##_backward__scalar,
 #define SG_FILL_STEP_(name, doc) .name = sg_f32_##name##__scalar,
-#define SG_FILL_BINARY_(name, doc)                                                             \
+#define SG_FILL_BINARY_(name, doc)                                                                 \
   .name = sg_f32_##name##__scalar, .name##_backward = sg_f32_##name##_backward__scalar,
 #define SG_FILL_COMPARE_(name, doc) .name = sg_f32_##name##__scalar,
-#define SG_FILL_REDUCE_(name, doc)                                                             \
-  .reduce_##name = sg_f32_reduce_##name##__scalar,                                             \
+#define SG_FILL_REDUCE_(name, doc)                                                                 \
+  .reduce_##name = sg_f32_reduce_##name##__scalar,                                                 \
   .reduce_##name##_backward = sg_f32_reduce_##name##_backward__scalar,
 
 const sg_backend sg_backend_scalar = {
@@ -16,7 +16,7 @@ const sg_backend sg_backend_scalar = {
     SG_FOR_EACH_UNARY_OP(SG_FILL_UNARY_) SG_FOR_EACH_STEP_OP(SG_FILL_STEP_)
         SG_FOR_EACH_BINARY_OP(SG_FILL_BINARY_) SG_FOR_EACH_COMPARE_OP(SG_FILL_COMPARE_)
             SG_FOR_EACH_REDUCE_OP(SG_FILL_REDUCE_)
-    .leaky_relu = sg_f32_leaky_relu__scalar,
+                .leaky_relu = sg_f32_leaky_relu__scalar,
     .leaky_relu_backward = sg_f32_leaky_relu_backward__scalar,
     .clip = sg_f32_clip__scalar,
     .clip_backward = sg_f32_clip_backward__scalar,

@@ -14,13 +14,13 @@
 #include "kernels_scalar.h"
 
 /* An elementwise forward kernel from an expression in a and b. */
-#define SG_BINARY_FORWARD_(name, expr)                                                         \
-  void sg_f32_##name##__scalar(const float *ap, size_t a_step, const float *bp, size_t b_step, \
-                               float *y, size_t n) {                                           \
-    for (size_t i = 0; i < n; i++) {                                                           \
-      float a = ap[i * a_step], b = bp[i * b_step];                                            \
-      y[i] = (expr);                                                                           \
-    }                                                                                          \
+#define SG_BINARY_FORWARD_(name, expr)                                                             \
+  void sg_f32_##name##__scalar(const float *ap, size_t a_step, const float *bp, size_t b_step,     \
+                               float *y, size_t n) {                                               \
+    for (size_t i = 0; i < n; i++) {                                                               \
+      float a = ap[i * a_step], b = bp[i * b_step];                                                \
+      y[i] = (expr);                                                                               \
+    }                                                                                              \
   }
 
 SG_BINARY_FORWARD_(add, a + b)
@@ -119,10 +119,10 @@ void sg_f32_squared_difference_backward__scalar(const float *dy, const float *a,
   }
 }
 
-#define SG_COMPARE_(name, op)                                                                \
-  void sg_f32_##name##__scalar(const float *a, size_t a_step, const float *b, size_t b_step, \
-                               uint8_t *y, size_t n) {                                       \
-    for (size_t i = 0; i < n; i++) y[i] = (uint8_t)(a[i * a_step] op b[i * b_step]);         \
+#define SG_COMPARE_(name, op)                                                                      \
+  void sg_f32_##name##__scalar(const float *a, size_t a_step, const float *b, size_t b_step,       \
+                               uint8_t *y, size_t n) {                                             \
+    for (size_t i = 0; i < n; i++) y[i] = (uint8_t)(a[i * a_step] op b[i * b_step]);               \
   }
 
 SG_COMPARE_(equal, ==)

@@ -100,8 +100,8 @@ void gc_check(const char *name, gc_fn f, void *arg, sg_tensor *const *xs, int n,
       double num = (lp[0] - 8 * lp[1] + 8 * lp[2] - lp[3]) / (12 * real_step);
       double err = fabs(g[i] - num);
       cr_assert(err <= tol * fmax(1.0, fabs(num)),
-                "%s: d/dx%d[%lld] analytic %.7g vs numeric %.7g (x = %.7g)", name, k,
-                (long long)i, g[i], num, x0);
+                "%s: d/dx%d[%lld] analytic %.7g vs numeric %.7g (x = %.7g)", name, k, (long long)i,
+                g[i], num, x0);
     }
   }
   sg_scope_end(NULL, 0);

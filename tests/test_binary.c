@@ -811,9 +811,9 @@ Test(threads, large_broadcast_add_is_identical_for_1_and_2_threads) {
     for (int j = 0; j < 3; j++) cr_assert_not_null(out[t][j], "%s", sg_last_error());
   }
   for (int j = 0; j < 3; j++)
-    cr_assert(
-        memcmp(sg_data_f32(out[0][j]), sg_data_f32(out[1][j]), 700 * 301 * sizeof(float)) == 0,
-        "result %d differs between 1 and 2 threads", j);
+    cr_assert(memcmp(sg_data_f32(out[0][j]), sg_data_f32(out[1][j]), 700 * 301 * sizeof(float)) ==
+                  0,
+              "result %d differs between 1 and 2 threads", j);
   /* And against the reference: every element of the broadcast add. */
   for (int64_t i = 0; i < 700 * 301; i++)
     cr_assert_eq(sg_data_f32(out[1][0])[i], sg_data_f32(a)[i] + sg_data_f32(r)[i % 301]);

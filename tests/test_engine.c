@@ -66,8 +66,7 @@ Test(tensor, random_is_seeded_and_in_range) {
   double m = 0, v = 0;
   for (int i = 0; i < 10000; i++) m += sg_data_f32(n)[i] / 10000.0;
   for (int i = 0; i < 10000; i++) v += pow(sg_data_f32(n)[i] - m, 2) / 10000.0;
-  cr_assert(fabs(m - 1.0) < 0.06 && fabs(sqrt(v) - 2.0) < 0.06, "normal mean %g sd %g", m,
-            sqrt(v));
+  cr_assert(fabs(m - 1.0) < 0.06 && fabs(sqrt(v) - 2.0) < 0.06, "normal mean %g sd %g", m, sqrt(v));
   sg_dispose(a);
   sg_dispose(b);
   sg_dispose(c);
@@ -77,11 +76,9 @@ Test(tensor, random_is_seeded_and_in_range) {
 Test(tensor, bad_shapes_are_errors_without_leaks) {
   int64_t live = t_live_tensors();
   int64_t neg[] = {2, -1};
-  t_expect_error(sg_zeros(neg, 2), SG_ERR_SHAPE, "zeros", "negative dimension -1", "[2,-1]",
-                 NULL);
+  t_expect_error(sg_zeros(neg, 2), SG_ERR_SHAPE, "zeros", "negative dimension -1", "[2,-1]", NULL);
   int64_t huge[] = {INT64_C(1) << 40, INT64_C(1) << 40};
-  t_expect_error(sg_tensor_f32(NULL, huge, 2), SG_ERR_SHAPE, "tensor_f32", "more elements",
-                 NULL);
+  t_expect_error(sg_tensor_f32(NULL, huge, 2), SG_ERR_SHAPE, "tensor_f32", "more elements", NULL);
   int64_t deep[SG_MAX_RANK + 1] = {1, 1, 1, 1, 1, 1, 1, 1, 1};
   t_expect_error(sg_ones(deep, SG_MAX_RANK + 1), SG_ERR_SHAPE, "rank 9", NULL);
   t_expect_error(sg_ones(NULL, 2), SG_ERR_ARG, "shape is NULL", NULL);

@@ -14,16 +14,16 @@ static const char *const kind_names[] = {"sum", "mean", "max", "min", "logsumexp
 
 static sg_tensor *reduce(int kind, sg_tensor *x, const int *axes, int n, bool keep) {
   switch (kind) {
-    case SUM:
-      return sg_sum(x, axes, n, keep);
-    case MEAN:
-      return sg_mean(x, axes, n, keep);
-    case MAX:
-      return sg_max(x, axes, n, keep);
-    case MIN:
-      return sg_min(x, axes, n, keep);
-    default:
-      return sg_logsumexp(x, axes, n, keep);
+  case SUM:
+    return sg_sum(x, axes, n, keep);
+  case MEAN:
+    return sg_mean(x, axes, n, keep);
+  case MAX:
+    return sg_max(x, axes, n, keep);
+  case MIN:
+    return sg_min(x, axes, n, keep);
+  default:
+    return sg_logsumexp(x, axes, n, keep);
   }
 }
 

@@ -16,8 +16,7 @@ static sg_tensor *no_grad_op(sg_tensor *x) {
 }
 
 /* A composite op: inner ops must not be recorded, only the outer node with its gradient. */
-static sg_status twice_grad(const sg_node *node, sg_tensor *dy, const bool *need,
-                            sg_tensor **dx) {
+static sg_status twice_grad(const sg_node *node, sg_tensor *dy, const bool *need, sg_tensor **dx) {
   (void)node;
   if (!need[0]) return SG_OK;
   dx[0] = sg__new(SG_F32, dy->shape, dy->rank);
@@ -83,7 +82,7 @@ Test(tape, saved_tensors_outlive_user_dispose) {
   sg_tape_begin();
   sg_tensor *e = sg_exp(x); /* saves its output e */
   int64_t live = t_live_tensors();
-  sg_dispose(e);            /* the tape still holds e */
+  sg_dispose(e); /* the tape still holds e */
   cr_assert_eq(t_live_tensors(), live, "saved output still alive");
   sg_tensor *g;
   cr_assert_eq(sg_tape_end(x, NULL, &x, 1, &g), SG_OK, "%s", sg_last_error());
@@ -144,8 +143,8 @@ Test(tape, pruning_skips_nodes_off_the_path) {
   sg_tensor *c = sg_fill(s, 1, 5.0f);
   sg_scope_begin("t");
   sg_tape_begin();
-  sg_tensor *side = no_grad_op(x);      /* depends on x, does not lead to y */
-  sg_tensor *consts = no_grad_op(c);    /* leads to y, does not depend on x */
+  sg_tensor *side = no_grad_op(x);   /* depends on x, does not lead to y */
+  sg_tensor *consts = no_grad_op(c); /* leads to y, does not depend on x */
   sg_tensor *y = sg_mul(x, consts);
   (void)side;
   sg_tensor *g;

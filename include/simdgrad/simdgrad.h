@@ -74,7 +74,8 @@ SG_API void sg_clear_error(void);
 
 typedef struct sg_tensor sg_tensor; /* opaque, reference counted */
 
-SG_API sg_tensor *sg_tensor_f32(const float *data, const int64_t *shape, int rank); /* copies; NULL = 0 */
+SG_API sg_tensor *sg_tensor_f32(const float *data, const int64_t *shape,
+                                int rank); /* copies; NULL = 0 */
 SG_API sg_tensor *sg_tensor_i32(const int32_t *data, const int64_t *shape, int rank);
 SG_API sg_tensor *sg_tensor_bool(const uint8_t *data, const int64_t *shape, int rank); /* 0 or 1 */
 SG_API sg_tensor *sg_scalar(float v);
@@ -82,9 +83,10 @@ SG_API sg_tensor *sg_zeros(const int64_t *shape, int rank);
 SG_API sg_tensor *sg_ones(const int64_t *shape, int rank);
 SG_API sg_tensor *sg_fill(const int64_t *shape, int rank, float v);
 /* Deterministic for a given seed on every backend and thread count. */
-SG_API sg_tensor *sg_random_uniform(const int64_t *shape, int rank, float lo, float hi, uint64_t seed);
+SG_API sg_tensor *sg_random_uniform(const int64_t *shape, int rank, float lo, float hi,
+                                    uint64_t seed);
 SG_API sg_tensor *sg_random_normal(const int64_t *shape, int rank, float mean, float stddev,
-                            uint64_t seed);
+                                   uint64_t seed);
 
 SG_API int sg_rank(const sg_tensor *t);
 SG_API const int64_t *sg_shape(const sg_tensor *t);
@@ -130,7 +132,7 @@ SG_API sg_status sg_tape_begin(void);
    writing a new tensor to grads[i] (zeros if y does not depend on xs[i]); releases every tensor
    the tape saved. Always closes the tape, also when y is NULL because the forward failed. */
 SG_API sg_status sg_tape_end(sg_tensor *y, sg_tensor *dy, sg_tensor *const *xs, int n,
-                      sg_tensor **grads);
+                             sg_tensor **grads);
 /* True while a tape is open on this thread. */
 SG_API bool sg_tape_active(void);
 
@@ -210,7 +212,8 @@ SG_API sg_tensor *sg_softmax_cross_entropy(sg_tensor *labels, sg_tensor *logits)
 
 SG_API sg_tensor *sg_reshape(sg_tensor *x, const int64_t *shape, int rank); /* one -1 allowed */
 SG_API sg_tensor *sg_transpose(sg_tensor *x, const int *perm);              /* NULL = reverse */
-SG_API sg_tensor *sg_slice(sg_tensor *x, const int64_t *begin, const int64_t *size); /* -1 = to end */
+SG_API sg_tensor *sg_slice(sg_tensor *x, const int64_t *begin,
+                           const int64_t *size); /* -1 = to end */
 SG_API sg_tensor *sg_concat(sg_tensor *const *xs, int n, int axis);
 SG_API sg_tensor *sg_pad(sg_tensor *x, const int64_t *paddings, float value); /* rank pairs */
 SG_API sg_tensor *sg_tile(sg_tensor *x, const int64_t *reps);
