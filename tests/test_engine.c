@@ -292,3 +292,62 @@ Test(threads, set_and_get) {
   cr_assert_geq(sg_threads(), 1);
   sg_set_threads(before);
 }
+
+/* ---- Debug mode ---- */
+
+Test(debug, non_finite_output_becomes_an_error) {
+  int64_t live = t_live_tensors();
+  sg_set_debug(true);
+  cr_assert(sg_debug());
+  float v[] = {1, 0, 4};
+  int64_t s[] = {3};
+  sg_tensor *x = sg_tensor_f32(v, s, 1);
+  sg_scope_begin("model");
+  sg_tensor *ok = sg_sqrt(x);
+  cr_assert_not_null(ok, "finite output passes: %s", sg_last_error());
+  t_expect_error(sg_log(x), SG_ERR_ARG, "log", "element 1", "Inf", "in scope \"model\"", NULL);
+  sg_scope_end(NULL, 0);
+  sg_set_debug(false);
+  cr_assert_not_null(sg_log(x), "without debug mode -inf is an ordinary value");
+  sg_clear_error();
+  sg_dispose(x);
+  cr_assert_eq(t_live_tensors(), live + 1);
+}
+
+Test(memory, cache_reuses_and_releases) {
+  int64_t s[] = {1 << 18}; /* 1 MiB: the shared large-block cache */
+  sg_tensor *a = sg_zeros(s, 1);
+  const void *first = sg_data_f32(a);
+  sg_dispose(a);
+  sg_memory_info m = sg_memory();
+#if !defined(__SANITIZE_ADDRESS__)
+  cr_assert_geq(m.num_bytes_cached, (int64_t)4 << 18, "the freed block is cached");
+  sg_tensor *b = sg_zeros(s, 1);
+  cr_assert_eq(sg_data_f32(b), first, "the next request of that size reuses it");
+  sg_dispose(b);
+#else
+  (void)first;
+#endif
+  sg_memory_release_cache();
+  cr_assert_eq(sg_memory().num_bytes_cached, 0);
+  (void)m;
+}
+
+Test(threads, flush_denormals_is_a_setting) {
+  cr_assert_not(sg_flush_denormals(), "denormals are kept by default");
+  int64_t s[] = {1};
+  float tiny = 1e-40f; /* a denormal */
+  sg_tensor *x = sg_tensor_f32(&tiny, s, 1);
+  sg_tensor *y = sg_mul(x, x);
+  sg_tensor *z = sg_add(x, x);
+  cr_assert_eq(sg_data_f32(z)[0], tiny + tiny, "kept: %g", sg_data_f32(z)[0]);
+  sg_set_flush_denormals(true);
+  cr_assert(sg_flush_denormals());
+  sg_tensor *z2 = sg_add(x, x);
+  cr_assert_eq(sg_data_f32(z2)[0], 0.0f, "flushed: %g", sg_data_f32(z2)[0]);
+  sg_set_flush_denormals(false);
+  sg_tensor *z3 = sg_add(x, x);
+  cr_assert_eq(sg_data_f32(z3)[0], tiny + tiny);
+  sg_tensor *all[] = {x, y, z, z2, z3};
+  for (int i = 0; i < 5; i++) sg_dispose(all[i]);
+}
