@@ -2,9 +2,11 @@
 #include "kernels_avx2/vec_avx2.h"
 
 #include "kernels_avx2/simd_decls.inc"
+#include "kernels_avx2/simd_decls_nn.inc"
 
 void sg_backend_fill__avx2(sg_backend *b);
 
 void sg_backend_fill__avx2(sg_backend *b) {
 #include "kernels_avx2/simd_fill.inc"
+#include "kernels_avx2/simd_fill_nn.inc"
 }

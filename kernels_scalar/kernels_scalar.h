@@ -64,6 +64,36 @@ void sg_f32_transpose__scalar(const float *x, const int64_t *shape, const int *p
 void sg_f32_scatter_add__scalar(const float *dy, const int32_t *idx, size_t outer, size_t n_idx,
                                 size_t inner, size_t axis_dim, float *dx);
 
+/* Convolution, pooling, normalisation, dropout, optimizers (conv.c, pool.c, norm.c,
+   optimizer.c). */
+void sg_f32_im2col__scalar(const sg_window2d *g, const float *x, size_t p0, size_t p1, float *col);
+void sg_f32_col2im__scalar(const sg_window2d *g, const float *col, size_t p0, size_t p1, float *dx);
+void sg_f32_depthwise_conv2d__scalar(const sg_window2d *g, const float *x, const float *f,
+                                     size_t oh0, size_t oh1, float *y);
+void sg_f32_depthwise_conv2d_backward_input__scalar(const sg_window2d *g, const float *dy,
+                                                    const float *f, float *dx);
+void sg_f32_depthwise_conv2d_backward_filter__scalar(const sg_window2d *g, const float *dy,
+                                                     const float *x, float *df);
+void sg_f32_max_pool__scalar(const sg_window2d *g, const float *x, size_t oh0, size_t oh1,
+                             float *y);
+void sg_f32_avg_pool__scalar(const sg_window2d *g, const float *x, size_t oh0, size_t oh1,
+                             float *y);
+void sg_f32_max_pool_backward__scalar(const sg_window2d *g, const float *dy, const float *x,
+                                      const float *y, float *dx);
+void sg_f32_avg_pool_backward__scalar(const sg_window2d *g, const float *dy, float *dx);
+void sg_f32_batch_norm__scalar(const float *x, size_t rows, size_t channels, const float *a,
+                               const float *b, float *y);
+void sg_f32_batch_norm_backward__scalar(const float *dy, const float *x, size_t rows,
+                                        size_t channels, const float *a, const float *mean,
+                                        float *dx, float *sum_dy, float *sum_dy_xc);
+void sg_f32_dropout__scalar(const float *x, float *y, size_t n, uint64_t offset, uint64_t seed,
+                            uint64_t threshold, float scale);
+void sg_f32_sgd_update__scalar(float *w, const float *g, size_t n, float lr);
+void sg_f32_momentum_update__scalar(float *w, float *v, const float *g, size_t n, float lr,
+                                    float momentum, bool nesterov);
+void sg_f32_adam_update__scalar(float *w, float *m, float *v, const float *g, size_t n, float lr_t,
+                                float beta1, float beta2, float c2, float epsilon);
+
 /* The complete scalar table. */
 extern const sg_backend sg_backend_scalar;
 

@@ -139,6 +139,21 @@ typedef void (*sg_softmax_backward_kernel)(const float *dy, const float *y, size
   sg_reduce_kernel reduce_##name;                                                                  \
   sg_reduce_backward_kernel reduce_##name##_backward;
 
+/* The geometry of a 2-D window op on NHWC images (convolution, depthwise convolution, pooling):
+   x is [batch, in_h, in_w, in_c] and y is [batch, out_h, out_w, out_c], row-major. Output pixel
+   (oh, ow) reads the k_h x k_w taps at input row oh * stride_h - pad_top + i * dilation_h and
+   column ow * stride_w - pad_left + j * dilation_w; a tap outside the image reads 0 in a
+   convolution and is skipped by pooling. Kernels taking a geometry work on one image (the
+   engine loops over the batch); `batch` is informational. */
+typedef struct sg_window2d {
+  size_t batch, in_h, in_w, in_c;
+  size_t out_h, out_w, out_c; /* conv: the filter's out channels; depthwise: in_c * multiplier */
+  size_t k_h, k_w;
+  size_t stride_h, stride_w, dilation_h, dilation_w;
+  size_t pad_top, pad_left;
+  size_t multiplier; /* depthwise: output channels per input channel (1 otherwise) */
+} sg_window2d;
+
 /* ---- The backend ----------------------------------------------------------------------------- */
 
 typedef struct sg_backend {
@@ -206,6 +221,71 @@ typedef struct sg_backend {
      skipped. */
   void (*scatter_add)(const float *dy, const int32_t *idx, size_t outer, size_t n_idx, size_t inner,
                       size_t axis_dim, float *dx);
+  /* ---- Convolution, pooling, normalisation, optimizers (one image at a time where a field
+     takes a sg_window2d; x, y, dx, dy point at that image) ---- */
+
+  /* im2col for a convolution: for output pixels p in [p0, p1) (p = oh * out_w + ow), writes row
+     p - p0 of col: the k_h * k_w * in_c input values under the window, tap-major and
+     channel-minor (the order of a [k_h, k_w, in_c, out_c] filter's rows), 0 for taps outside
+     the image. A convolution is then the gemm col [p1 - p0, K] x filter [K, out_c]. */
+  void (*im2col)(const sg_window2d *g, const float *x, size_t p0, size_t p1, float *col);
+  /* Its adjoint, for the input gradient: dx += each row of col (pixels [p0, p1)) scattered back
+     to its taps; taps outside the image are dropped. dx is one whole image. */
+  void (*col2im)(const sg_window2d *g, const float *col, size_t p0, size_t p1, float *dx);
+
+  /* Depthwise convolution, filter [k_h, k_w, in_c, multiplier]: output channel c * multiplier
+     + m sums x[.., c] * f[i, j, c, m] over the window. Forward writes output rows [oh0, oh1).
+     The backward kernels accumulate over the whole image: dx += (dx zeroed by the caller), and
+     df += (so the engine can sum images into one filter gradient). */
+  void (*depthwise_conv2d)(const sg_window2d *g, const float *x, const float *f, size_t oh0,
+                           size_t oh1, float *y);
+  void (*depthwise_conv2d_backward_input)(const sg_window2d *g, const float *dy, const float *f,
+                                          float *dx);
+  void (*depthwise_conv2d_backward_filter)(const sg_window2d *g, const float *dy, const float *x,
+                                           float *df);
+
+  /* Pooling over the window's taps inside the image (out_c == in_c, dilation 1), output rows
+     [oh0, oh1).
+     max_pool: NaN propagates; a window with no tap inside gives -inf. avg_pool divides by the
+     number of taps inside the image (TensorFlow's SAME average), 0 taps give 0. */
+  void (*max_pool)(const sg_window2d *g, const float *x, size_t oh0, size_t oh1, float *y);
+  void (*avg_pool)(const sg_window2d *g, const float *x, size_t oh0, size_t oh1, float *y);
+  /* Backward over the whole image, dx += (zeroed by the caller). max_pool routes each dy to the
+     first tap (row-major in the window) where x == y (or both are NaN); avg_pool spreads dy /
+     count over the taps inside the image. */
+  void (*max_pool_backward)(const sg_window2d *g, const float *dy, const float *x, const float *y,
+                            float *dx);
+  void (*avg_pool_backward)(const sg_window2d *g, const float *dy, float *dx);
+
+  /* Batch normalisation over x viewed as [rows, channels] with per-channel a and b precomputed
+     by the engine (a = scale / sqrt(variance + epsilon), b = offset - mean * a): y = x*a + b. */
+  void (*batch_norm)(const float *x, size_t rows, size_t channels, const float *a, const float *b,
+                     float *y);
+  /* Backward: dx = dy * a (dx may be NULL), and per channel sum_dy[c] += sum over rows of dy,
+     sum_dy_xc[c] += sum of dy * (x - mean[c]). The engine turns these into the gradients of
+     mean, variance, offset and scale. */
+  void (*batch_norm_backward)(const float *dy, const float *x, size_t rows, size_t channels,
+                              const float *a, const float *mean, float *dx, float *sum_dy,
+                              float *sum_dy_xc);
+
+  /* Dropout of elements [offset, offset + n) of a tensor: y[i] = keep ? x[i] * scale : 0, with
+     keep = hash(seed, offset + i) >= threshold, threshold = rate * 2^32, scale = 1 / (1 - rate).
+     hash (every backend must give the same bits): h = fmix32((uint32)i * 0x9E3779B1 +
+     (uint32)seed), then h = fmix32(h ^ (uint32)(seed >> 32) ^ (uint32)(i >> 32)), where fmix32
+     is MurmurHash3's finaliser. The backward is this kernel on dy with the same seed. */
+  void (*dropout)(const float *x, float *y, size_t n, uint64_t offset, uint64_t seed,
+                  uint64_t threshold, float scale);
+
+  /* Fused optimizer updates, one pass over the parameters w, the gradients g and the state, all
+     n long, updated in place. sgd: w -= lr * g. momentum: v = momentum * v + g, then w -= lr *
+     (nesterov ? g + momentum * v : v). adam (bias correction folded in by the caller: lr_t =
+     lr / (1 - beta1^t), c2 = 1 / sqrt(1 - beta2^t)): m = beta1 m + (1 - beta1) g, v = beta2 v +
+     (1 - beta2) g^2, w -= lr_t * m / (sqrt(v) * c2 + epsilon). */
+  void (*sgd_update)(float *w, const float *g, size_t n, float lr);
+  void (*momentum_update)(float *w, float *v, const float *g, size_t n, float lr, float momentum,
+                          bool nesterov);
+  void (*adam_update)(float *w, float *m, float *v, const float *g, size_t n, float lr_t,
+                      float beta1, float beta2, float c2, float epsilon);
 } sg_backend;
 
 /* The backend the engine uses now (after sg_init's choice or sg_use_backend). */

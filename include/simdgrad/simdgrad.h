@@ -221,6 +221,78 @@ SG_API sg_tensor *sg_gather(sg_tensor *x, sg_tensor *indices, int axis); /* indi
 SG_API sg_tensor *sg_one_hot(sg_tensor *indices, int depth);             /* SG_F32 */
 SG_API sg_tensor *sg_cast(sg_tensor *x, sg_dtype dtype); /* f32 to i32 truncates toward zero */
 
+/* ---- Convolution, pooling, normalisation (images are NHWC) ---------------------------------- */
+
+/* How a window op pads its input. SAME is TensorFlow's: out = ceil(in / stride), the total
+   padding max((out - 1) * stride + (k - 1) * dilation + 1 - in, 0) split with the odd one at
+   the bottom / right. VALID: no padding, out = (in - (k - 1) * dilation - 1) / stride + 1.
+   EXPLICIT: pads = {top, bottom, left, right}. */
+typedef enum sg_padding {
+  SG_PADDING_VALID = 0,
+  SG_PADDING_SAME = 1,
+  SG_PADDING_EXPLICIT = 2
+} sg_padding;
+
+/* 2-D convolution (cross-correlation, as in TensorFlow): x [N, H, W, C], filter [KH, KW, C, O],
+   result [N, OH, OW, O]. strides and dilations are {h, w} (NULL = {1, 1}); pads is read only
+   for SG_PADDING_EXPLICIT (else may be NULL). Differentiable in x and filter. */
+SG_API sg_tensor *sg_conv2d(sg_tensor *x, sg_tensor *filter, const int64_t *strides,
+                            sg_padding padding, const int64_t *pads, const int64_t *dilations);
+/* Depthwise convolution: filter [KH, KW, C, M]; result channel c * M + m convolves input
+   channel c with filter[.., c, m]. Same arguments as sg_conv2d. */
+SG_API sg_tensor *sg_depthwise_conv2d(sg_tensor *x, sg_tensor *filter, const int64_t *strides,
+                                      sg_padding padding, const int64_t *pads,
+                                      const int64_t *dilations);
+/* Pooling over ksize = {h, w} windows of x [N, H, W, C] (strides NULL = ksize). Padded taps are
+   ignored: max_pool takes the max of the taps inside the image (NaN propagates; its gradient
+   goes to the first maximal tap), avg_pool divides by their number. */
+SG_API sg_tensor *sg_max_pool(sg_tensor *x, const int64_t *ksize, const int64_t *strides,
+                              sg_padding padding, const int64_t *pads);
+SG_API sg_tensor *sg_avg_pool(sg_tensor *x, const int64_t *ksize, const int64_t *strides,
+                              sg_padding padding, const int64_t *pads);
+/* (x - mean) * scale / sqrt(variance + epsilon) + offset, per channel (x's last axis): mean,
+   variance, offset and scale each hold one value per channel (shape [C], or [1, .., 1, C] as
+   sg_moments makes with keep_dims). Differentiable in all five tensors, so batch statistics from
+   sg_moments train through it. epsilon > 0. */
+SG_API sg_tensor *sg_batch_norm(sg_tensor *x, sg_tensor *mean, sg_tensor *variance,
+                                sg_tensor *offset, sg_tensor *scale, float epsilon);
+/* Mean and (biased) variance of x over axes (NULL / 0 = all), like sg_mean: two new tensors in
+ *mean and *variance (both NULL on error). Built from recorded ops, so it is differentiable. */
+SG_API sg_status sg_moments(sg_tensor *x, const int *axes, int n_axes, bool keep_dims,
+                            sg_tensor **mean, sg_tensor **variance);
+/* Inverted dropout: each element is kept with probability 1 - rate and scaled by 1 / (1 - rate),
+   else 0. The mask depends only on seed and the element's index (same on every backend and
+   thread count); pass a new seed each step. 0 <= rate < 1. */
+SG_API sg_tensor *sg_dropout(sg_tensor *x, float rate, uint64_t seed);
+
+/* ---- Variables and optimizers ---------------------------------------------------------------- */
+
+/* A variable: a kept (untracked) f32 copy of init, the one kind of tensor meant to change in
+   place, through sg_assign and sg_optimizer_step. Dispose it when done. Views of it (sg_reshape)
+   see the updates. */
+SG_API sg_tensor *sg_variable(sg_tensor *init);
+/* Copies value (same shape) into var. SG_ERR_STATE while a tape is open on this thread: the tape
+   may hold var by reference for a backward pass. */
+SG_API sg_status sg_assign(sg_tensor *var, sg_tensor *value);
+
+typedef struct sg_optimizer sg_optimizer;
+/* w -= lr * g. */
+SG_API sg_optimizer *sg_sgd(float lr);
+/* v = momentum * v + g; w -= lr * v (nesterov: w -= lr * (g + momentum * v)). */
+SG_API sg_optimizer *sg_momentum(float lr, float momentum, bool nesterov);
+/* Adam (Kingma & Ba) with bias correction, as PyTorch: m and v start at 0;
+   w -= lr / (1 - beta1^t) * m / (sqrt(v / (1 - beta2^t)) + epsilon). */
+SG_API sg_optimizer *sg_adam(float lr, float beta1, float beta2, float epsilon);
+/* One update of vars[i] (variables) from grads[i] (same shapes), in place, each by one fused
+   pass of the backend's update kernel. The optimizer's state is made on the first step for these
+   n variables, by position: later steps must pass the same n and shapes. SG_ERR_STATE while a
+   tape is open on this thread. */
+SG_API sg_status sg_optimizer_step(sg_optimizer *opt, sg_tensor *const *vars,
+                                   sg_tensor *const *grads, int n);
+SG_API void sg_optimizer_set_lr(sg_optimizer *opt, float lr);
+/* Frees the optimizer and its state; NULL is a no-op. */
+SG_API void sg_optimizer_free(sg_optimizer *opt);
+
 #ifdef __cplusplus
 }
 #endif

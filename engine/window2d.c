@@ -1,0 +1,91 @@
+/* Geometry of the NHWC window ops: TensorFlow's SAME / VALID rules and explicit padding turned
+ * into a sg_window2d (engine/window2d.h), with the argument checks every window op shares. */
+#include "window2d.h"
+
+static int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
+
+bool sg__window2d(const char *op, const sg_tensor *x, int64_t k_h, int64_t k_w,
+                  const int64_t *strides, const int64_t *default_strides, sg_padding padding,
+                  const int64_t *pads, const int64_t *dilations, sg_window2d *g) {
+  char buf[SG_SHAPE_STR_MAX];
+  if (x->rank != 4) {
+    sg__error(SG_ERR_SHAPE, op, "x must be [batch, height, width, channels], got %s",
+              sg__shape_str(x->shape, x->rank, buf, sizeof buf));
+    return false;
+  }
+  const int64_t *st = strides ? strides : default_strides;
+  int64_t sh = st[0], sw = st[1];
+  int64_t dh = dilations ? dilations[0] : 1, dw = dilations ? dilations[1] : 1;
+  if (k_h < 1 || k_w < 1 || sh < 1 || sw < 1 || dh < 1 || dw < 1) {
+    sg__error(SG_ERR_ARG, op,
+              "window %lldx%lld, strides %lldx%lld and dilations %lldx%lld must all be >= 1",
+              (long long)k_h, (long long)k_w, (long long)sh, (long long)sw, (long long)dh,
+              (long long)dw);
+    return false;
+  }
+  int64_t in_h = x->shape[1], in_w = x->shape[2];
+  int64_t eff_h = (k_h - 1) * dh + 1, eff_w = (k_w - 1) * dw + 1;
+  int64_t out_h, out_w, pt = 0, pl = 0;
+  switch (padding) {
+  case SG_PADDING_SAME: {
+    out_h = ceil_div(in_h, sh), out_w = ceil_div(in_w, sw);
+    int64_t th = (out_h - 1) * sh + eff_h - in_h, tw = (out_w - 1) * sw + eff_w - in_w;
+    pt = th > 0 ? th / 2 : 0, pl = tw > 0 ? tw / 2 : 0;
+    break;
+  }
+  case SG_PADDING_VALID:
+    out_h = in_h >= eff_h ? (in_h - eff_h) / sh + 1 : 0;
+    out_w = in_w >= eff_w ? (in_w - eff_w) / sw + 1 : 0;
+    break;
+  case SG_PADDING_EXPLICIT:
+    if (!pads || pads[0] < 0 || pads[1] < 0 || pads[2] < 0 || pads[3] < 0) {
+      sg__error(SG_ERR_ARG, op, "explicit padding needs pads = {top, bottom, left, right} >= 0");
+      return false;
+    }
+    pt = pads[0], pl = pads[2];
+    out_h = in_h + pads[0] + pads[1] >= eff_h ? (in_h + pads[0] + pads[1] - eff_h) / sh + 1 : 0;
+    out_w = in_w + pads[2] + pads[3] >= eff_w ? (in_w + pads[2] + pads[3] - eff_w) / sw + 1 : 0;
+    break;
+  default:
+    sg__error(SG_ERR_ARG, op, "unknown padding %d", (int)padding);
+    return false;
+  }
+  if ((out_h == 0 || out_w == 0) && in_h > 0 && in_w > 0) {
+    sg__error(SG_ERR_SHAPE, op, "a %lldx%lld window (dilated) does not fit x of shape %s",
+              (long long)k_h, (long long)k_w, sg__shape_str(x->shape, x->rank, buf, sizeof buf));
+    return false;
+  }
+  *g = (sg_window2d){.batch = (size_t)x->shape[0],
+                     .in_h = (size_t)in_h,
+                     .in_w = (size_t)in_w,
+                     .in_c = (size_t)x->shape[3],
+                     .out_h = (size_t)out_h,
+                     .out_w = (size_t)out_w,
+                     .out_c = (size_t)x->shape[3],
+                     .k_h = (size_t)k_h,
+                     .k_w = (size_t)k_w,
+                     .stride_h = (size_t)sh,
+                     .stride_w = (size_t)sw,
+                     .dilation_h = (size_t)dh,
+                     .dilation_w = (size_t)dw,
+                     .pad_top = (size_t)pt,
+                     .pad_left = (size_t)pl,
+                     .multiplier = 1};
+  return true;
+}
+
+void sg__window2d_save(sg_node *node, const sg_window2d *g) {
+  const size_t f[16] = {g->batch,      g->in_h,     g->in_w,     g->in_c,
+                        g->out_h,      g->out_w,    g->out_c,    g->k_h,
+                        g->k_w,        g->stride_h, g->stride_w, g->dilation_h,
+                        g->dilation_w, g->pad_top,  g->pad_left, g->multiplier};
+  for (int i = 0; i < 16; i++) node->iparam[i] = (int64_t)f[i];
+}
+
+sg_window2d sg__window2d_load(const sg_node *node) {
+  const int64_t *p = node->iparam;
+  return (sg_window2d){(size_t)p[0],  (size_t)p[1],  (size_t)p[2],  (size_t)p[3],
+                       (size_t)p[4],  (size_t)p[5],  (size_t)p[6],  (size_t)p[7],
+                       (size_t)p[8],  (size_t)p[9],  (size_t)p[10], (size_t)p[11],
+                       (size_t)p[12], (size_t)p[13], (size_t)p[14], (size_t)p[15]};
+}

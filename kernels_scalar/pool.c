@@ -1,0 +1,107 @@
+/* Scalar reference kernels of max and average pooling over NHWC windows, forward and backward,
+ * one image at a time. Taps outside the image are skipped; the average divides by the taps
+ * inside (TensorFlow's SAME average pooling). */
+#include <math.h>
+
+#include "kernels_scalar.h"
+
+/* The range [lo, hi) of taps of one axis that fall inside the image for output o. */
+static inline void tap_range(size_t o, size_t stride, size_t pad, size_t k, size_t size, size_t *lo,
+                             size_t *hi) {
+  ptrdiff_t first = (ptrdiff_t)(o * stride) - (ptrdiff_t)pad;
+  ptrdiff_t a = first < 0 ? -first : 0;
+  ptrdiff_t b = (ptrdiff_t)size - first;
+  if (b > (ptrdiff_t)k) b = (ptrdiff_t)k;
+  if (b < a) b = a;
+  *lo = (size_t)a;
+  *hi = (size_t)b;
+}
+
+static void pool_rows(const sg_window2d *g, const float *x, size_t oh0, size_t oh1, float *y,
+                      bool is_max) {
+  const size_t c = g->in_c;
+  for (size_t oh = oh0; oh < oh1; oh++) {
+    size_t i0, i1;
+    tap_range(oh, g->stride_h, g->pad_top, g->k_h, g->in_h, &i0, &i1);
+    for (size_t ow = 0; ow < g->out_w; ow++) {
+      size_t j0, j1;
+      tap_range(ow, g->stride_w, g->pad_left, g->k_w, g->in_w, &j0, &j1);
+      float *d = y + (oh * g->out_w + ow) * c;
+      for (size_t k = 0; k < c; k++) d[k] = is_max ? -INFINITY : 0.0f;
+      for (size_t i = i0; i < i1; i++)
+        for (size_t j = j0; j < j1; j++) {
+          size_t ih = oh * g->stride_h + i - g->pad_top, iw = ow * g->stride_w + j - g->pad_left;
+          const float *s = x + (ih * g->in_w + iw) * c;
+          for (size_t k = 0; k < c; k++) {
+            if (!is_max)
+              d[k] += s[k];
+            else if (s[k] > d[k] || isnan(s[k]))
+              d[k] = isnan(d[k]) ? d[k] : s[k]; /* the first NaN wins */
+          }
+        }
+      if (!is_max && (i1 - i0) * (j1 - j0) > 0) {
+        float inv = 1.0f / (float)((i1 - i0) * (j1 - j0));
+        for (size_t k = 0; k < c; k++) d[k] *= inv;
+      }
+    }
+  }
+}
+
+void sg_f32_max_pool__scalar(const sg_window2d *g, const float *x, size_t oh0, size_t oh1,
+                             float *y) {
+  pool_rows(g, x, oh0, oh1, y, true);
+}
+
+void sg_f32_avg_pool__scalar(const sg_window2d *g, const float *x, size_t oh0, size_t oh1,
+                             float *y) {
+  pool_rows(g, x, oh0, oh1, y, false);
+}
+
+void sg_f32_max_pool_backward__scalar(const sg_window2d *g, const float *dy, const float *x,
+                                      const float *y, float *dx) {
+  const size_t c = g->in_c;
+  for (size_t oh = 0; oh < g->out_h; oh++) {
+    size_t i0, i1;
+    tap_range(oh, g->stride_h, g->pad_top, g->k_h, g->in_h, &i0, &i1);
+    for (size_t ow = 0; ow < g->out_w; ow++) {
+      size_t j0, j1;
+      tap_range(ow, g->stride_w, g->pad_left, g->k_w, g->in_w, &j0, &j1);
+      size_t at = (oh * g->out_w + ow) * c;
+      for (size_t k = 0; k < c; k++) {
+        float m = y[at + k];
+        bool done = false;
+        for (size_t i = i0; i < i1 && !done; i++)
+          for (size_t j = j0; j < j1 && !done; j++) {
+            size_t ih = oh * g->stride_h + i - g->pad_top, iw = ow * g->stride_w + j - g->pad_left;
+            size_t xi = (ih * g->in_w + iw) * c + k;
+            if (x[xi] == m || (isnan(m) && isnan(x[xi]))) {
+              dx[xi] += dy[at + k];
+              done = true;
+            }
+          }
+      }
+    }
+  }
+}
+
+void sg_f32_avg_pool_backward__scalar(const sg_window2d *g, const float *dy, float *dx) {
+  const size_t c = g->in_c;
+  for (size_t oh = 0; oh < g->out_h; oh++) {
+    size_t i0, i1;
+    tap_range(oh, g->stride_h, g->pad_top, g->k_h, g->in_h, &i0, &i1);
+    for (size_t ow = 0; ow < g->out_w; ow++) {
+      size_t j0, j1;
+      tap_range(ow, g->stride_w, g->pad_left, g->k_w, g->in_w, &j0, &j1);
+      size_t count = (i1 - i0) * (j1 - j0);
+      if (!count) continue;
+      float inv = 1.0f / (float)count;
+      const float *e = dy + (oh * g->out_w + ow) * c;
+      for (size_t i = i0; i < i1; i++)
+        for (size_t j = j0; j < j1; j++) {
+          size_t ih = oh * g->stride_h + i - g->pad_top, iw = ow * g->stride_w + j - g->pad_left;
+          float *d = dx + (ih * g->in_w + iw) * c;
+          for (size_t k = 0; k < c; k++) d[k] += e[k] * inv;
+        }
+    }
+  }
+}
