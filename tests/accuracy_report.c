@@ -1,0 +1,747 @@
+/* accuracy_report: the measured accuracy of every kernel of every available backend against
+ * double precision, printed as the Markdown tables of docs/accuracy.md.
+ *
+ *   accuracy_report [--points N]      (N sweep points per op, default 2^20)
+ *
+ * Unary ops are swept over their useful domain: half the points evenly spaced in the float
+ * encoding between lo and hi (so every binade gets its share: values near 0, denormals and
+ * large magnitudes), half evenly spaced on the real line. Forward results are compared with
+ * libm in double; backward kernels with dy times the analytic derivative in double at the same
+ * x ("end to end": a kernel that reads the saved y gets the backend's own float y, as the
+ * engine gives it), and for kernels that read y also with the derivative computed in double
+ * from that float y ("from y": the kernel's own arithmetic). Binary ops use a 2-D grid of the
+ * same sweeps; reductions, the softmax family and gemm use random rows, with the errors of
+ * sums of mixed signs given relative to the sum of magnitudes (ULPs of a result that cancels
+ * say nothing about the kernel).
+ *
+ * An error is |got - ref| / ulp(ref), ulp(ref) being the spacing of floats at ref's binade
+ * (2^-149 in the denormals and at 0). A result that should be NaN or +-inf and is not (or the
+ * reverse) counts as infinite error, and the table shows where. Not a test: it only measures;
+ * tests/test_conformance.c and the per-family tests hold the bounds. */
+#include <float.h>
+#include <math.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <simdgrad/backend.h>
+#include <simdgrad/simdgrad.h>
+
+#define SELU_SCALE 1.0507009873554804934193349852946
+#define SELU_ALPHA 1.6732632423543772848170429916717
+#define PI 3.14159265358979323846
+
+static size_t g_points = (size_t)1 << 20;
+
+/* ---- Error measurement ------------------------------------------------------------------- */
+
+/* |got - ref| in ulps of ref; infinite when got's class (NaN, +-inf, finite) differs from the
+   class ref rounds to. */
+static double ulp_err(float got, double ref) {
+  if (isnan(ref) || isnan(got)) return isnan(ref) && isnan(got) ? 0 : INFINITY;
+  /* ref rounds to +-inf in float at or past FLT_MAX + half an ulp. */
+  double top = (double)FLT_MAX + ldexp(1.0, 127 - 24);
+  if (fabs(ref) >= top) return isinf(got) && (got > 0) == (ref > 0) ? 0 : INFINITY;
+  if (isinf(got)) return INFINITY;
+  int e = ref == 0 ? -126 : ilogb(ref);
+  if (e < -126) e = -126;
+  return fabs((double)got - ref) / ldexp(1.0, e - 23);
+}
+
+typedef struct worst {
+  double err;
+  double at, at2; /* the input(s) where it happened */
+} worst;
+
+static void note(worst *w, double err, double at, double at2) {
+  if (err > w->err || (isinf(err) && !isinf(w->err))) {
+    w->err = err;
+    w->at = at;
+    w->at2 = at2;
+  }
+}
+
+static void fmt_err(char *out, size_t cap, const worst *w) {
+  if (isinf(w->err))
+    snprintf(out, cap, "**inf** (x=%.4g)", w->at);
+  else if (w->err >= 1e4)
+    snprintf(out, cap, "%.2g (x=%.4g)", w->err, w->at);
+  else if (w->err >= 4)
+    snprintf(out, cap, "%.1f (x=%.4g)", w->err, w->at);
+  else
+    snprintf(out, cap, "%.2f", w->err);
+}
+
+/* ---- Sweeps -------------------------------------------------------------------------------- */
+
+static int64_t ordered(float f) {
+  uint32_t u;
+  memcpy(&u, &f, sizeof u);
+  return u & 0x80000000u ? -(int64_t)(u & 0x7fffffffu) : (int64_t)u;
+}
+static float from_ordered(int64_t k) {
+  uint32_t u = k < 0 ? (uint32_t)(-k) | 0x80000000u : (uint32_t)k;
+  float f;
+  memcpy(&f, &u, sizeof f);
+  return f;
+}
+
+/* n points over [lo, hi]: half evenly in the float encoding, half evenly on the line. */
+static void sweep(float *x, size_t n, float lo, float hi) {
+  size_t h = n / 2;
+  int64_t a = ordered(lo), b = ordered(hi);
+  for (size_t i = 0; i < h; i++)
+    x[i] = from_ordered(a + (int64_t)((double)(b - a) * (double)i / (double)(h > 1 ? h - 1 : 1)));
+  for (size_t i = h; i < n; i++)
+    x[i] = (float)(lo + ((double)hi - lo) * (double)(i - h) / (double)(n - h > 1 ? n - h - 1 : 1));
+}
+
+static uint64_t g_rng = 0x2545f4914f6cdd1du;
+static double unif(void) {
+  g_rng ^= g_rng << 13;
+  g_rng ^= g_rng >> 7;
+  g_rng ^= g_rng << 17;
+  return (double)(g_rng >> 11) / 9007199254740992.0;
+}
+
+static float *fmalloc(size_t n) {
+  float *p = malloc((n ? n : 1) * sizeof *p);
+  if (!p) {
+    fprintf(stderr, "accuracy_report: out of memory\n");
+    exit(1);
+  }
+  return p;
+}
+
+/* ---- Backends ---------------------------------------------------------------------------- */
+
+static const char *const k_names[] = {"scalar", "avx2", "avx512", "neon"};
+static const sg_backend *g_be[4];
+static int g_nbe;
+
+/* ---- Unary ops: double references ----------------------------------------------------------- */
+
+static double r_neg(double x) { return -x; }
+static double d_neg(double x) { return (void)x, -1; }
+static double d_abs(double x) { return x > 0 ? 1 : x < 0 ? -1 : 0; }
+static double d_log(double x) { return 1 / x; }
+static double d_log1p(double x) { return 1 / (1 + x); }
+static double d_sqrt(double x) { return 0.5 / sqrt(x); }
+static double r_rsqrt(double x) { return 1 / sqrt(x); }
+static double d_rsqrt(double x) { return -0.5 / (x * sqrt(x)); }
+static double r_square(double x) { return x * x; }
+static double d_square(double x) { return 2 * x; }
+static double r_recip(double x) { return 1 / x; }
+static double d_recip(double x) { return -1 / (x * x); }
+static double r_relu(double x) { return x > 0 ? x : 0; }
+static double d_relu(double x) { return x > 0 ? 1 : 0; }
+static double r_relu6(double x) { return x > 6 ? 6 : x > 0 ? x : 0; }
+static double d_relu6(double x) { return x > 0 && x < 6 ? 1 : 0; }
+static double r_elu(double x) { return x > 0 ? x : expm1(x); }
+static double d_elu(double x) { return x > 0 ? 1 : exp(x); }
+static double r_selu(double x) { return SELU_SCALE * (x > 0 ? x : SELU_ALPHA * expm1(x)); }
+static double d_selu(double x) { return SELU_SCALE * (x > 0 ? 1 : SELU_ALPHA * exp(x)); }
+static double r_sigmoid(double x) { return 1 / (1 + exp(-x)); }
+static double d_sigmoid(double x) { return r_sigmoid(x) * r_sigmoid(-x); }
+static double d_tanh(double x) {
+  double c = cosh(x);
+  return 1 / (c * c);
+}
+static double r_softplus(double x) { return (x > 0 ? x : 0) + log1p(exp(-fabs(x))); }
+static double r_gelu(double x) { return 0.5 * x * erfc(-x / sqrt(2.0)); }
+static double d_gelu(double x) {
+  return 0.5 * erfc(-x / sqrt(2.0)) + x * exp(-0.5 * x * x) / sqrt(2 * PI);
+}
+static double d_sin(double x) { return cos(x); }
+static double d_cos(double x) { return -sin(x); }
+static double r_sign(double x) { return x > 0 ? 1 : x < 0 ? -1 : x; }
+static double r_round(double x) { return nearbyint(x); }
+
+/* Derivatives from the saved float y, for kernels that read y. */
+static double y_exp(double y) { return y; }
+static double y_expm1(double y) { return y + 1; }
+static double y_sqrt(double y) { return 0.5 / y; }
+static double y_rsqrt(double y) { return -0.5 * y * y * y; }
+static double y_recip(double y) { return -y * y; }
+static double y_elu(double y) { return y > 0 ? 1 : y + 1; }
+static double y_sigmoid(double y) { return y * (1 - y); }
+static double y_tanh(double y) { return 1 - y * y; }
+
+typedef struct uref {
+  const char *name;
+  const char *label;      /* non-NULL: an extra row over a narrower domain, shown with this label */
+  float lo, hi;           /* the swept domain */
+  double (*f)(double);    /* the op */
+  double (*df)(double x); /* its derivative (NULL: a step op) */
+  double (*dy)(double y); /* the derivative from y, for ops that save y */
+} uref;
+
+/* clang-format off */
+static const uref k_unary_refs[] = {
+    {"neg", NULL, -1e19f, 1e19f, r_neg, d_neg, NULL},
+    {"abs", NULL, -1e19f, 1e19f, fabs, d_abs, NULL},
+    {"exp", NULL, -104, 89, exp, exp, y_exp},
+    {"expm1", NULL, -104, 89, expm1, exp, y_expm1},
+    {"log", NULL, FLT_TRUE_MIN, FLT_MAX, log, d_log, NULL},
+    {"log1p", NULL, -1, FLT_MAX, log1p, d_log1p, NULL},
+    /* SLEEF's log1pf is specified up to 1e38: the same op over that range. */
+    {"log1p", "log1p to 1e38", -1, 1e38f, log1p, d_log1p, NULL},
+    {"sqrt", NULL, 0, FLT_MAX, sqrt, d_sqrt, y_sqrt},
+    {"rsqrt", NULL, FLT_TRUE_MIN, FLT_MAX, r_rsqrt, d_rsqrt, y_rsqrt},
+    {"square", NULL, -1.8e19f, 1.8e19f, r_square, d_square, NULL},
+    {"reciprocal", NULL, -FLT_MAX, FLT_MAX, r_recip, d_recip, y_recip},
+    {"relu", NULL, -1e6f, 1e6f, r_relu, d_relu, NULL},
+    {"relu6", NULL, -10, 10, r_relu6, d_relu6, NULL},
+    {"elu", NULL, -104, 1e6f, r_elu, d_elu, y_elu},
+    {"selu", NULL, -104, 1e6f, r_selu, d_selu, NULL},
+    {"sigmoid", NULL, -104, 104, r_sigmoid, d_sigmoid, y_sigmoid},
+    {"tanh", NULL, -20, 20, tanh, d_tanh, y_tanh},
+    {"softplus", NULL, -104, 1e6f, r_softplus, r_sigmoid, NULL},
+    {"gelu", NULL, -20, 20, r_gelu, d_gelu, NULL},
+    {"sin", NULL, -1e4f, 1e4f, sin, d_sin, NULL},
+    {"cos", NULL, -1e4f, 1e4f, cos, d_cos, NULL},
+    {"floor", NULL, -1e8f, 1e8f, floor, NULL, NULL},
+    {"ceil", NULL, -1e8f, 1e8f, ceil, NULL, NULL},
+    {"round", NULL, -1e8f, 1e8f, r_round, NULL, NULL},
+    {"sign", NULL, -1e6f, 1e6f, r_sign, NULL, NULL},
+};
+/* clang-format on */
+#define N_UREFS (sizeof k_unary_refs / sizeof k_unary_refs[0])
+
+static const uref *uref_for(const char *name) {
+  for (size_t i = 0; i < N_UREFS; i++)
+    if (!k_unary_refs[i].label && strcmp(k_unary_refs[i].name, name) == 0) return &k_unary_refs[i];
+  return NULL;
+}
+
+typedef enum { SV_NONE, SV_X, SV_Y } saved_kind;
+typedef struct uslot {
+  const char *name;
+  size_t fwd, bwd;
+  saved_kind saved;
+} uslot;
+#define U_ENTRY_(nm, sv, doc)                                                                      \
+  {#nm, offsetof(sg_backend, nm), offsetof(sg_backend, nm##_backward), SV_##sv},
+#define S_ENTRY_(nm, doc) {#nm, offsetof(sg_backend, nm), 0, SV_NONE},
+static const uslot k_unary[] = {SG_FOR_EACH_UNARY_OP(U_ENTRY_) SG_FOR_EACH_STEP_OP(S_ENTRY_)};
+#define SLOT(be, type, off) (*(const type *)((const char *)(be) + (off)))
+
+/* One unary op on every backend: forward, backward end to end, backward from y; r NULL: the
+   op's own reference. */
+static void report_unary(const uslot *u, const uref *r) {
+  if (!r) r = uref_for(u->name);
+  if (!r) {
+    printf("| %s | (no double reference in tests/accuracy_report.c) |\n", u->name);
+    return;
+  }
+  size_t n = g_points;
+  float *x = fmalloc(n), *y = fmalloc(n), *dy = fmalloc(n), *dx = fmalloc(n);
+  sweep(x, n, r->lo, r->hi);
+  for (size_t i = 0; i < n; i++) dy[i] = (float)((0.5 + 1.5 * unif()) * (i % 2 ? -1 : 1));
+  worst wf[4] = {{0}}, wb[4] = {{0}}, wy[4] = {{0}};
+  for (int b = 0; b < g_nbe; b++) {
+    const sg_backend *be = g_be[b];
+    SLOT(be, sg_unary_kernel, u->fwd)(x, y, n);
+    for (size_t i = 0; i < n; i++) note(&wf[b], ulp_err(y[i], r->f(x[i])), x[i], 0);
+    if (!r->df) continue;
+    const float *xs = u->saved == SV_X ? x : NULL, *ys = u->saved == SV_Y ? y : NULL;
+    SLOT(be, sg_unary_backward_kernel, u->bwd)(dy, xs, ys, dx, n);
+    for (size_t i = 0; i < n; i++) {
+      /* Where a saved y overflowed, the gradient through it is lost whatever the kernel does. */
+      if (u->saved == SV_Y && fabs(r->f(x[i])) > FLT_MAX) continue;
+      note(&wb[b], ulp_err(dx[i], (double)dy[i] * r->df(x[i])), x[i], y[i]);
+      if (r->dy && u->saved == SV_Y && isfinite(y[i]))
+        note(&wy[b], ulp_err(dx[i], (double)dy[i] * r->dy(y[i])), x[i], y[i]);
+    }
+  }
+  char cell[64];
+  printf("| %s | [%.3g, %.3g] |", r->label ? r->label : u->name, r->lo, r->hi);
+  for (int b = 0; b < g_nbe; b++) fmt_err(cell, sizeof cell, &wf[b]), printf(" %s |", cell);
+  for (int b = 0; b < g_nbe; b++) {
+    if (r->df)
+      fmt_err(cell, sizeof cell, &wb[b]);
+    else
+      snprintf(cell, sizeof cell, "-");
+    printf(" %s |", cell);
+  }
+  for (int b = 0; b < g_nbe; b++) {
+    if (r->dy && u->saved == SV_Y)
+      fmt_err(cell, sizeof cell, &wy[b]);
+    else
+      snprintf(cell, sizeof cell, "-");
+    printf(" %s |", cell);
+  }
+  printf("\n");
+  free(x);
+  free(y);
+  free(dy);
+  free(dx);
+}
+
+/* leaky_relu and clip: exact ops, measured the same way. */
+static void report_param(void) {
+  size_t n = g_points;
+  float *x = fmalloc(n), *y = fmalloc(n), *dy = fmalloc(n), *dx = fmalloc(n);
+  sweep(x, n, -1e6f, 1e6f);
+  for (size_t i = 0; i < n; i++) dy[i] = (float)(0.5 + unif());
+  for (int op = 0; op < 2; op++) {
+    worst wf[4] = {{0}}, wb[4] = {{0}};
+    for (int b = 0; b < g_nbe; b++) {
+      const sg_backend *be = g_be[b];
+      if (op == 0) {
+        be->leaky_relu(x, y, n, 0.1f);
+        be->leaky_relu_backward(dy, x, dx, n, 0.1f);
+      } else {
+        be->clip(x, y, n, -1.0f, 2.0f);
+        be->clip_backward(dy, x, dx, n, -1.0f, 2.0f);
+      }
+      for (size_t i = 0; i < n; i++) {
+        double v = x[i];
+        double f = op == 0 ? (v > 0 ? v : (double)0.1f * v) : (v < -1 ? -1 : v > 2 ? 2 : v);
+        double d = op == 0 ? (v > 0 ? 1 : (double)0.1f) : (v >= -1 && v <= 2 ? 1 : 0);
+        note(&wf[b], ulp_err(y[i], f), v, 0);
+        note(&wb[b], ulp_err(dx[i], dy[i] * d), v, 0);
+      }
+    }
+    char cell[64];
+    printf("| %s | [-1e+06, 1e+06] |", op == 0 ? "leaky_relu (alpha 0.1)" : "clip [-1, 2]");
+    for (int b = 0; b < g_nbe; b++) fmt_err(cell, sizeof cell, &wf[b]), printf(" %s |", cell);
+    for (int b = 0; b < g_nbe; b++) fmt_err(cell, sizeof cell, &wb[b]), printf(" %s |", cell);
+    for (int b = 0; b < g_nbe; b++) printf(" - |");
+    printf("\n");
+  }
+  free(x);
+  free(y);
+  free(dy);
+  free(dx);
+}
+
+/* ---- Binary ops -------------------------------------------------------------------------- */
+
+typedef struct bref {
+  const char *name;
+  float lo, hi, blo, bhi;
+  double (*f)(double a, double b);
+  double (*da)(double a, double b, double y);
+  double (*db)(double a, double b, double y);
+} bref;
+
+static double f_add(double a, double b) { return a + b; }
+static double f_sub(double a, double b) { return a - b; }
+static double f_mul(double a, double b) { return a * b; }
+static double f_div(double a, double b) { return a / b; }
+static double f_max(double a, double b) { return isnan(a) || isnan(b) ? NAN : a >= b ? a : b; }
+static double f_min(double a, double b) { return isnan(a) || isnan(b) ? NAN : a <= b ? a : b; }
+static double f_sqd(double a, double b) { return (a - b) * (a - b); }
+static double g_one(double a, double b, double y) { return (void)a, (void)b, (void)y, 1; }
+static double g_mone(double a, double b, double y) { return (void)a, (void)b, (void)y, -1; }
+static double g_b(double a, double b, double y) { return (void)a, (void)y, b; }
+static double g_a(double a, double b, double y) { return (void)b, (void)y, a; }
+static double g_div_a(double a, double b, double y) { return (void)a, (void)y, 1 / b; }
+static double g_div_b(double a, double b, double y) { return (void)y, -a / (b * b); }
+static double g_pow_a(double a, double b, double y) { return (void)y, b * pow(a, b - 1); }
+static double g_pow_b(double a, double b, double y) {
+  (void)y;
+  return a > 0 ? pow(a, b) * log(a) : 0;
+}
+static double g_max_a(double a, double b, double y) { return (void)y, a >= b ? 1 : 0; }
+static double g_max_b(double a, double b, double y) { return (void)y, a < b ? 1 : 0; }
+static double g_min_a(double a, double b, double y) { return (void)y, a <= b ? 1 : 0; }
+static double g_min_b(double a, double b, double y) { return (void)y, a > b ? 1 : 0; }
+static double g_sqd_a(double a, double b, double y) { return (void)y, 2 * (a - b); }
+static double g_sqd_b(double a, double b, double y) { return (void)y, -2 * (a - b); }
+
+/* clang-format off */
+static const bref k_binary_refs[] = {
+    {"add", -1e3f, 1e3f, -1e3f, 1e3f, f_add, g_one, g_one},
+    {"sub", -1e3f, 1e3f, -1e3f, 1e3f, f_sub, g_one, g_mone},
+    {"mul", -1e3f, 1e3f, -1e3f, 1e3f, f_mul, g_b, g_a},
+    {"div", -1e3f, 1e3f, -1e3f, 1e3f, f_div, g_div_a, g_div_b},
+    {"pow", 0, 1e3f, -30, 30, pow, g_pow_a, g_pow_b},
+    {"maximum", -1e3f, 1e3f, -1e3f, 1e3f, f_max, g_max_a, g_max_b},
+    {"minimum", -1e3f, 1e3f, -1e3f, 1e3f, f_min, g_min_a, g_min_b},
+    {"squared_difference", -1e3f, 1e3f, -1e3f, 1e3f, f_sqd, g_sqd_a, g_sqd_b},
+};
+/* clang-format on */
+
+typedef struct bslot {
+  const char *name;
+  size_t fwd, bwd;
+} bslot;
+#define B_ENTRY_(nm, doc) {#nm, offsetof(sg_backend, nm), offsetof(sg_backend, nm##_backward)},
+static const bslot k_binary[] = {SG_FOR_EACH_BINARY_OP(B_ENTRY_)};
+
+static void report_binary(const bslot *s) {
+  const bref *r = NULL;
+  for (size_t i = 0; i < sizeof k_binary_refs / sizeof k_binary_refs[0]; i++)
+    if (strcmp(k_binary_refs[i].name, s->name) == 0) r = &k_binary_refs[i];
+  if (!r) {
+    printf("| %s | (no double reference in tests/accuracy_report.c) |\n", s->name);
+    return;
+  }
+  /* A side x side grid of the two sweeps. */
+  size_t side = (size_t)sqrt((double)g_points), n = side * side;
+  float *sa = fmalloc(side), *sb = fmalloc(side), *a = fmalloc(n), *b = fmalloc(n);
+  float *y = fmalloc(n), *dy = fmalloc(n), *da = fmalloc(n), *db = fmalloc(n);
+  sweep(sa, side, r->lo, r->hi);
+  sweep(sb, side, r->blo, r->bhi);
+  for (size_t i = 0; i < n; i++) {
+    a[i] = sa[i / side];
+    b[i] = sb[i % side];
+    dy[i] = (float)(0.5 + unif());
+  }
+  worst wf[4] = {{0}}, wa[4] = {{0}}, wb[4] = {{0}};
+  for (int k = 0; k < g_nbe; k++) {
+    const sg_backend *be = g_be[k];
+    SLOT(be, sg_binary_kernel, s->fwd)(a, 1, b, 1, y, n);
+    bool needs_y = strcmp(s->name, "pow") == 0;
+    SLOT(be, sg_binary_backward_kernel, s->bwd)(dy, a, 1, b, 1, needs_y ? y : NULL, da, db, n);
+    for (size_t i = 0; i < n; i++) {
+      double fy = r->f(a[i], b[i]);
+      note(&wf[k], ulp_err(y[i], fy), a[i], b[i]);
+      note(&wa[k], ulp_err(da[i], dy[i] * r->da(a[i], b[i], fy)), a[i], b[i]);
+      note(&wb[k], ulp_err(db[i], dy[i] * r->db(a[i], b[i], fy)), a[i], b[i]);
+    }
+  }
+  char cell[80];
+  printf("| %s | a [%.3g, %.3g], b [%.3g, %.3g] |", s->name, r->lo, r->hi, r->blo, r->bhi);
+  worst *ws[3] = {wf, wa, wb};
+  for (int c = 0; c < 3; c++)
+    for (int k = 0; k < g_nbe; k++) {
+      if (isinf(ws[c][k].err) || ws[c][k].err >= 4)
+        snprintf(cell, sizeof cell, "%s%.3g (a=%.3g, b=%.3g)", isinf(ws[c][k].err) ? "**" : "",
+                 ws[c][k].err, ws[c][k].at, ws[c][k].at2);
+      else
+        snprintf(cell, sizeof cell, "%.2f", ws[c][k].err);
+      if (isinf(ws[c][k].err)) strcat(cell, "**");
+      printf(" %s |", cell);
+    }
+  printf("\n");
+  free(sa);
+  free(sb);
+  free(a);
+  free(b);
+  free(y);
+  free(dy);
+  free(da);
+  free(db);
+}
+
+/* ---- Reductions, softmax family, cross-entropy, gemm ---------------------------------------- */
+
+/* Rows of r values: [outer, r, 1] ("rows") and [1, r, inner] ("columns"). */
+typedef struct layout {
+  size_t outer, r, inner;
+  const char *name;
+} layout;
+static const layout k_layouts[] = {{1024, 1024, 1, "rows of 1024"},
+                                   {1, 1024, 1024, "columns of 1024"},
+                                   {8, 100003, 1, "rows of 100003"}};
+#define N_LAYOUTS 3
+
+static double at3(const float *x, layout l, size_t o, size_t j, size_t i) {
+  return x[(o * l.r + j) * l.inner + i];
+}
+
+/* One line per layout: sum (positive data: ULP), sum (mixed signs: eps sum|x|), logsumexp. */
+static void report_reductions(void) {
+  for (int li = 0; li < N_LAYOUTS; li++) {
+    layout l = k_layouts[li];
+    size_t n = l.outer * l.r * l.inner, m = l.outer * l.inner;
+    float *xp = fmalloc(n), *xm = fmalloc(n), *y = fmalloc(m), *dy = fmalloc(m), *dx = fmalloc(n);
+    for (size_t i = 0; i < n; i++) {
+      xp[i] = (float)unif();
+      xm[i] = (float)(20 * unif() - 10);
+    }
+    for (size_t i = 0; i < m; i++) dy[i] = (float)(0.5 + unif());
+    worst ws[4] = {{0}}, wm[4] = {{0}}, wl[4] = {{0}}, wlb[4] = {{0}};
+    for (int k = 0; k < g_nbe; k++) {
+      const sg_backend *be = g_be[k];
+      be->reduce_sum(xp, l.outer, l.r, l.inner, y);
+      for (size_t o = 0; o < l.outer; o++)
+        for (size_t i = 0; i < l.inner; i++) {
+          double s = 0;
+          for (size_t j = 0; j < l.r; j++) s += at3(xp, l, o, j, i);
+          note(&ws[k], ulp_err(y[o * l.inner + i], s), (double)o, (double)i);
+        }
+      be->reduce_sum(xm, l.outer, l.r, l.inner, y);
+      for (size_t o = 0; o < l.outer; o++)
+        for (size_t i = 0; i < l.inner; i++) {
+          double s = 0, sa = 0;
+          for (size_t j = 0; j < l.r; j++)
+            s += at3(xm, l, o, j, i), sa += fabs(at3(xm, l, o, j, i));
+          note(&wm[k], fabs(y[o * l.inner + i] - s) / (FLT_EPSILON * sa), (double)o, (double)i);
+        }
+      be->reduce_logsumexp(xm, l.outer, l.r, l.inner, y);
+      be->reduce_logsumexp_backward(dy, xm, y, l.outer, l.r, l.inner, dx);
+      for (size_t o = 0; o < l.outer; o++)
+        for (size_t i = 0; i < l.inner; i++) {
+          double mx = -INFINITY, s = 0;
+          for (size_t j = 0; j < l.r; j++) mx = fmax(mx, at3(xm, l, o, j, i));
+          for (size_t j = 0; j < l.r; j++) s += exp(at3(xm, l, o, j, i) - mx);
+          double lse = mx + log(s);
+          note(&wl[k], ulp_err(y[o * l.inner + i], lse), (double)o, (double)i);
+          for (size_t j = 0; j < l.r; j++)
+            note(&wlb[k],
+                 ulp_err(dx[(o * l.r + j) * l.inner + i],
+                         dy[o * l.inner + i] * exp(at3(xm, l, o, j, i) - lse)),
+                 (double)o, (double)j);
+        }
+    }
+    /* max / min (ulp) and argmax / argmin (indices that differ from the double search). */
+    worst wx[4] = {{0}}, wa[4] = {{0}};
+    int32_t *idx = malloc((m ? m : 1) * sizeof *idx);
+    if (!idx) exit(1);
+    for (int k = 0; k < g_nbe; k++)
+      for (int want_max = 0; want_max < 2; want_max++) {
+        const sg_backend *be = g_be[k];
+        (want_max ? be->reduce_max : be->reduce_min)(xm, l.outer, l.r, l.inner, y);
+        (want_max ? be->argmax : be->argmin)(xm, l.outer, l.r, l.inner, idx);
+        for (size_t o = 0; o < l.outer; o++)
+          for (size_t i = 0; i < l.inner; i++) {
+            size_t best = 0;
+            for (size_t j = 1; j < l.r; j++) {
+              double v = at3(xm, l, o, j, i), bv = at3(xm, l, o, best, i);
+              if (want_max ? v > bv : v < bv) best = j;
+            }
+            note(&wx[k], ulp_err(y[o * l.inner + i], at3(xm, l, o, best, i)), (double)o, 0);
+            if ((size_t)idx[o * l.inner + i] != best) wa[k].err += 1;
+          }
+      }
+    free(idx);
+    printf("| reduce_max and reduce_min (ulp) | %s |", l.name);
+    for (int k = 0; k < g_nbe; k++) printf(" %.2f |", wx[k].err);
+    printf("\n| argmax and argmin (indices that differ) | %s |", l.name);
+    for (int k = 0; k < g_nbe; k++) printf(" %.0f |", wa[k].err);
+    printf("\n");
+    worst *all[4] = {ws, wm, wl, wlb};
+    static const char *const what[4] = {
+        "reduce_sum, x in [0, 1) (ulp)", "reduce_sum, x in [-10, 10) (units of eps sum\\|x\\|)",
+        "reduce_logsumexp, x in [-10, 10) (ulp)", "reduce_logsumexp_backward (ulp)"};
+    for (int w = 0; w < 4; w++) {
+      printf("| %s | %s |", what[w], l.name);
+      for (int k = 0; k < g_nbe; k++) printf(" %.2f |", all[w][k].err);
+      printf("\n");
+    }
+    free(xp);
+    free(xm);
+    free(y);
+    free(dy);
+    free(dx);
+  }
+}
+
+static void report_softmax(void) {
+  for (int li = 0; li < N_LAYOUTS; li++) {
+    layout l = k_layouts[li];
+    size_t n = l.outer * l.r * l.inner;
+    float *x = fmalloc(n), *y = fmalloc(n), *dy = fmalloc(n), *dx = fmalloc(n);
+    double *ref = malloc(n * sizeof *ref), *lref = malloc(n * sizeof *lref);
+    if (!ref || !lref) exit(1);
+    for (size_t i = 0; i < n; i++) {
+      x[i] = (float)(20 * unif() - 10);
+      dy[i] = (float)(2 * unif() - 1);
+    }
+    for (size_t o = 0; o < l.outer; o++)
+      for (size_t i = 0; i < l.inner; i++) {
+        double mx = -INFINITY, s = 0;
+        for (size_t j = 0; j < l.r; j++) mx = fmax(mx, at3(x, l, o, j, i));
+        for (size_t j = 0; j < l.r; j++) s += exp(at3(x, l, o, j, i) - mx);
+        for (size_t j = 0; j < l.r; j++) {
+          size_t at = (o * l.r + j) * l.inner + i;
+          lref[at] = x[at] - mx - log(s);
+          ref[at] = exp(lref[at]);
+        }
+      }
+    worst w[4][4] = {{{0}}};
+    for (int k = 0; k < g_nbe; k++) {
+      const sg_backend *be = g_be[k];
+      for (int lg = 0; lg < 2; lg++) {
+        (lg ? be->log_softmax : be->softmax)(x, l.outer, l.r, l.inner, y);
+        const double *rf = lg ? lref : ref;
+        for (size_t i = 0; i < n; i++) note(&w[lg][k], ulp_err(y[i], rf[i]), x[i], 0);
+        /* Backward from the backend's own y; the error relative to the terms of
+           y (dy - sum dy y) or dy - e^y sum dy, which cancel. */
+        (lg ? be->log_softmax_backward : be->softmax_backward)(dy, y, l.outer, l.r, l.inner, dx);
+        for (size_t o = 0; o < l.outer; o++)
+          for (size_t i = 0; i < l.inner; i++) {
+            double s = 0, sa = 0;
+            for (size_t j = 0; j < l.r; j++) {
+              size_t at = (o * l.r + j) * l.inner + i;
+              s += lg ? dy[at] : dy[at] * ref[at];
+              sa += lg ? fabs(dy[at]) : fabs(dy[at] * ref[at]);
+            }
+            for (size_t j = 0; j < l.r; j++) {
+              size_t at = (o * l.r + j) * l.inner + i;
+              double want = lg ? dy[at] - ref[at] * s : ref[at] * (dy[at] - s);
+              double mag = lg ? fabs(dy[at]) + ref[at] * sa : ref[at] * (fabs(dy[at]) + sa);
+              note(&w[2 + lg][k], fabs(dx[at] - want) / (FLT_EPSILON * mag), x[at], 0);
+            }
+          }
+      }
+    }
+    static const char *const what[4] = {"softmax (ulp)", "log_softmax (ulp)",
+                                        "softmax_backward (units of eps \\|terms\\|)",
+                                        "log_softmax_backward (units of eps \\|terms\\|)"};
+    for (int q = 0; q < 4; q++) {
+      printf("| %s | %s, x in [-10, 10) |", what[q], l.name);
+      for (int k = 0; k < g_nbe; k++) printf(" %.2f |", w[q][k].err);
+      printf("\n");
+    }
+    free(x);
+    free(y);
+    free(dy);
+    free(dx);
+    free(ref);
+    free(lref);
+  }
+}
+
+static void report_sce(void) {
+  size_t rows = 1024, classes = 1000, n = rows * classes;
+  float *lab = fmalloc(n), *x = fmalloc(n), *lp = fmalloc(n), *loss = fmalloc(rows);
+  float *dl = fmalloc(rows), *dlab = fmalloc(n), *dlog = fmalloc(n);
+  double *lref = malloc(n * sizeof *lref);
+  if (!lref) exit(1);
+  for (size_t r = 0; r < rows; r++) {
+    double tot = 0, mx = -INFINITY, s = 0;
+    for (size_t c = 0; c < classes; c++) {
+      lab[r * classes + c] = (float)unif();
+      tot += lab[r * classes + c];
+      x[r * classes + c] = (float)(20 * unif() - 10);
+      mx = fmax(mx, x[r * classes + c]);
+    }
+    for (size_t c = 0; c < classes; c++) lab[r * classes + c] = (float)(lab[r * classes + c] / tot);
+    for (size_t c = 0; c < classes; c++) s += exp(x[r * classes + c] - mx);
+    for (size_t c = 0; c < classes; c++) lref[r * classes + c] = x[r * classes + c] - mx - log(s);
+    dl[r] = (float)(0.5 + unif());
+  }
+  worst w[4][4] = {{{0}}};
+  for (int k = 0; k < g_nbe; k++) {
+    const sg_backend *be = g_be[k];
+    be->softmax_cross_entropy(lab, x, rows, classes, loss, lp);
+    be->softmax_cross_entropy_backward(dl, lab, lp, rows, classes, dlab, dlog);
+    for (size_t r = 0; r < rows; r++) {
+      double l = 0;
+      for (size_t c = 0; c < classes; c++) l -= lab[r * classes + c] * lref[r * classes + c];
+      note(&w[0][k], ulp_err(loss[r], l), (double)r, 0);
+      for (size_t c = 0; c < classes; c++) {
+        size_t at = r * classes + c;
+        double p = exp(lref[at]);
+        note(&w[1][k], ulp_err(lp[at], lref[at]), x[at], 0);
+        note(&w[2][k], ulp_err(dlab[at], -dl[r] * lref[at]), x[at], 0);
+        note(&w[3][k],
+             fabs(dlog[at] - dl[r] * (p - lab[at])) / (FLT_EPSILON * dl[r] * (p + lab[at])), x[at],
+             0);
+      }
+    }
+  }
+  static const char *const what[4] = {"softmax_cross_entropy: loss (ulp)",
+                                      "softmax_cross_entropy: log_probs (ulp)",
+                                      "softmax_cross_entropy_backward: dlabels (ulp)",
+                                      "softmax_cross_entropy_backward: dlogits (units of eps "
+                                      "\\|terms\\|)"};
+  for (int q = 0; q < 4; q++) {
+    printf("| %s | 1024 rows of 1000 classes, logits in [-10, 10) |", what[q]);
+    for (int k = 0; k < g_nbe; k++) printf(" %.2f |", w[q][k].err);
+    printf("\n");
+  }
+  free(lab);
+  free(x);
+  free(lp);
+  free(loss);
+  free(dl);
+  free(dlab);
+  free(dlog);
+  free(lref);
+}
+
+/* gemm: max |C - C_ref| / (eps sum_p |a_ip b_pj|) over all four transposes. */
+static void report_gemm(void) {
+  static const size_t shapes[][3] = {{128, 128, 128}, {96, 200, 1000}, {300, 70, 33}};
+  for (size_t s = 0; s < 3; s++) {
+    size_t m = shapes[s][0], n = shapes[s][1], k = shapes[s][2];
+    float *a = fmalloc(m * k), *b = fmalloc(k * n), *c = fmalloc(m * n);
+    for (size_t i = 0; i < m * k; i++) a[i] = (float)(2 * unif() - 1);
+    for (size_t i = 0; i < k * n; i++) b[i] = (float)(2 * unif() - 1);
+    worst w[4] = {{0}};
+    for (int q = 0; q < g_nbe; q++)
+      for (int tr = 0; tr < 4; tr++) {
+        bool ta = tr & 1, tb = tr >> 1;
+        /* The same A and B read through the transposes: A stored k x m when ta. */
+        g_be[q]->gemm(m, n, k, a, ta ? m : k, ta, b, tb ? k : n, tb, 0.0f, c, n);
+        for (size_t i = 0; i < m; i++)
+          for (size_t j = 0; j < n; j++) {
+            double ref = 0, mag = 0;
+            for (size_t p = 0; p < k; p++) {
+              double av = ta ? a[p * m + i] : a[i * k + p], bv = tb ? b[j * k + p] : b[p * n + j];
+              ref += av * bv;
+              mag += fabs(av * bv);
+            }
+            note(&w[q], fabs(c[i * n + j] - ref) / (FLT_EPSILON * mag), (double)i, (double)j);
+          }
+      }
+    printf("| gemm %zu x %zu x %zu, all transposes (units of eps sum\\|a b\\|) | a, b in [-1, 1) |",
+           m, n, k);
+    for (int q = 0; q < g_nbe; q++) printf(" %.3f |", w[q].err);
+    printf("\n");
+    free(a);
+    free(b);
+    free(c);
+  }
+}
+
+/* ---- Main ------------------------------------------------------------------------------------ */
+
+static void header(const char *first, const char *second, int groups, const char *const *gname) {
+  printf("| %s | %s |", first, second);
+  for (int g = 0; g < groups; g++)
+    for (int b = 0; b < g_nbe; b++)
+      printf(" %s%s%s |", gname[g], *gname[g] ? " " : "", g_be[b]->name);
+  printf("\n|---|---|");
+  for (int i = 0; i < groups * g_nbe; i++) printf("---|");
+  printf("\n");
+}
+
+int main(int argc, char **argv) {
+  for (int i = 1; i < argc; i++) {
+    if (strcmp(argv[i], "--points") == 0 && i + 1 < argc)
+      g_points = (size_t)strtoull(argv[++i], NULL, 0);
+    else {
+      fprintf(stderr, "usage: %s [--points N]\n", argv[0]);
+      return 2;
+    }
+  }
+  if (sg_init() != SG_OK) return 1;
+  for (int i = 0; i < 4; i++)
+    if ((g_be[g_nbe] = sg_backend_get(k_names[i]))) g_nbe++;
+
+  printf("Measured with %zu points per unary op (%zu x %zu grid per binary op) on backends:",
+         g_points, (size_t)sqrt((double)g_points), (size_t)sqrt((double)g_points));
+  for (int b = 0; b < g_nbe; b++) printf(" %s", g_be[b]->name);
+  printf(".\n\n### Unary ops (max error in ulp)\n\n");
+  static const char *const ug[3] = {"fwd", "bwd", "bwd from y"};
+  header("op", "domain swept", 3, ug);
+  for (size_t i = 0; i < sizeof k_unary / sizeof k_unary[0]; i++) {
+    report_unary(&k_unary[i], NULL);
+    for (size_t j = 0; j < N_UREFS; j++)
+      if (k_unary_refs[j].label && strcmp(k_unary_refs[j].name, k_unary[i].name) == 0)
+        report_unary(&k_unary[i], &k_unary_refs[j]);
+  }
+  report_param();
+
+  printf("\n### Binary ops (max error in ulp; forward, then da, then db)\n\n");
+  static const char *const bg[3] = {"fwd", "da", "db"};
+  header("op", "grid", 3, bg);
+  for (size_t i = 0; i < sizeof k_binary / sizeof k_binary[0]; i++) report_binary(&k_binary[i]);
+
+  printf("\n### Reductions, softmax family, cross-entropy, gemm\n\n");
+  static const char *const rg[1] = {""};
+  header("kernel (unit)", "data", 1, rg);
+  report_reductions();
+  report_softmax();
+  report_sce();
+  report_gemm();
+  return 0;
+}
