@@ -15,7 +15,8 @@
 
 #define SG_SELU_SCALE 1.0507009873554804934193349852946f
 #define SG_SELU_ALPHA 1.6732632423543772848170429916717f
-#define SG_SQRT1_2 0.70710678118654752440f     /* 1 / sqrt(2) */
+#define SG_SQRT1_2 0.70710678118654752440f /* 1 / sqrt(2) */
+#define SG_SQRT1_2_D 0.70710678118654752440
 #define SG_INV_SQRT2PI 0.39894228040143267794f /* 1 / sqrt(2 pi) */
 /* Below this gelu and its derivative are 0 in float; the guard also keeps -inf from 0 * inf. */
 #define SG_GELU_ZERO_BELOW -20.0f
@@ -116,7 +117,8 @@ void sg_f32_gelu__scalar(const float *x, float *y, size_t n) {
      1 + erf would cancel. */
   for (size_t i = 0; i < n; i++) {
     const float v = x[i];
-    y[i] = v < SG_GELU_ZERO_BELOW ? -0.0f : 0.5f * v * erfcf(-v * SG_SQRT1_2);
+    /* erfc in double: rounding its argument to float costs ~z^2 ulp far in the left tail. */
+    y[i] = v < SG_GELU_ZERO_BELOW ? -0.0f : (float)(0.5 * v * erfc(-(double)v * SG_SQRT1_2_D));
   }
 }
 
@@ -211,7 +213,8 @@ void sg_f32_log1p_backward__scalar(const float *dy, const float *x, const float 
 void sg_f32_sqrt_backward__scalar(const float *dy, const float *x, const float *y, float *dx,
                                   size_t n) {
   (void)x;
-  for (size_t i = 0; i < n; i++) dx[i] = 0.5f * dy[i] / y[i];
+  for (size_t i = 0; i < n; i++)
+    dx[i] = dy[i] / (2.0f * y[i]); /* (dy / 2) / y drops bits of a tiny dy */
 }
 
 void sg_f32_rsqrt_backward__scalar(const float *dy, const float *x, const float *y, float *dx,
@@ -303,7 +306,8 @@ void sg_f32_gelu_backward__scalar(const float *dy, const float *x, const float *
     const float v = x[i];
     const float d = v < SG_GELU_ZERO_BELOW
                         ? 0.0f
-                        : 0.5f * erfcf(-v * SG_SQRT1_2) + v * SG_INV_SQRT2PI * expf(-0.5f * v * v);
+                        : (float)(0.5 * erfc(-(double)v * SG_SQRT1_2_D) +
+                                  v * SG_INV_SQRT2PI * exp(-0.5 * (double)v * v));
     dx[i] = dy[i] * d;
   }
 }
