@@ -1,20 +1,127 @@
-/* What the benchmark files share: the suites each registers, and input buffers. */
+/* What the benchmark files share: how a benchmark is named and registered, the work it declares
+ * (for the throughput and roofline counters), input buffers, and the bench's parallel-for.
+ *
+ * Every benchmark is named "<op>/<backend>/<shape>/threads:<T>" and registered on its own (no
+ * gbench arguments), in the order the table wants: per op, per shape, per thread count, scalar
+ * first (the baseline of "vs scalar"), then OpenBLAS where there is one, then the SIMD backends.
+ */
 #ifndef SIMDGRAD_BENCH_H
 #define SIMDGRAD_BENCH_H
 
+#include <simdgrad/backend.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
 #include "gbench_shim.h"
 
-/* Kernel benchmarks, "<slot>/<backend>/<size>", for each backend this CPU runs (or scalar and
-   the one SIMDGRAD_BACKEND names). */
-void bench_register_kernels(void);
-/* Engine overhead through the public API on the current backend: "api_*". */
-void bench_register_engine(void);
+/* = SG_GRAIN_ELEMENTWISE in engine/engine.h: elements per chunk of the engine's parallel-for.
+   The kernel benchmarks split their work the same way, so their threads:N figures are what an
+   op gets from the engine. */
+#define BENCH_GRAIN ((int64_t)1 << 16)
+/* Row length of the [rows, cols] cases (reductions, softmax, cross-entropy, row shape ops). */
+#define BENCH_COLS 1024
 
-/* n floats, 64-byte aligned, uniform in [lo, hi) from a fixed seed; abort()s if out of memory
-   (a benchmark cannot go on without its buffers). Free with free(). */
-float *bench_floats(size_t n, float lo, float hi, uint64_t seed);
+/* ---- The suite ---- */
+
+/* Element counts (L1, L2, LLC and DRAM sized on the usual CPU; the roofline picks the level from
+   the real cache sizes) and the matmul sizes (m = n = k). */
+extern const int64_t bench_sizes[];
+extern const int bench_n_sizes;
+extern const int64_t bench_matmul_sizes[];
+extern const int bench_n_matmul_sizes;
+
+/* false: register only the default suite (`make bench`: one to two minutes on 2 cores). */
+extern bool bench_all;
+
+/* The backends to measure, scalar first: every one this CPU runs, or scalar plus the one
+   SIMDGRAD_BACKEND names. Returns how many (at most 4). */
+int bench_backends(const sg_backend **out);
+/* The thread counts to measure: 1, and every core (sg_threads() at start-up) when that is more.
+   Returns how many (1 or 2). */
+int bench_thread_counts(int *out);
+/* "1024" or "4096x1024" for n elements in rows of BENCH_COLS. */
+void bench_rows_of(int64_t n, int64_t *rows, int64_t *cols);
+
+/* Whether the default suite runs op at size (elements, or N of an N x N matmul); every
+   "engine.*" entry is in it. */
+bool bench_in_default(const char *op, int64_t size);
+/* Registers fn(st, arg) as "<op>/<backend>/<shape>/threads:<threads>" unless the default suite
+   is running and in_default is false. arg must live as long as the process. */
+void bench_add(const char *op, const char *backend, const char *shape, int threads, bool in_default,
+               bench_fn fn, void *arg);
+
+void bench_register_elementwise(void); /* bench_elementwise.c */
+void bench_register_rows(void);        /* bench_rows.c: reductions, softmax, batch norm */
+void bench_register_matmul(void);      /* bench_matmul.c, OpenBLAS included */
+void bench_register_shape(void);       /* bench_shape.c: transpose, scatter_add kernels */
+void bench_register_api(void);         /* bench_api.c: whole ops through the tape */
+void bench_register_engine(void);      /* bench_engine.c: engine overhead */
+
+/* ---- Work and counters ---- */
+
+typedef struct bench_work {
+  double flops;    /* per iteration; 0 for pure data movement */
+  double bytes;    /* read + written per iteration (each buffer once: compulsory traffic) */
+  double items;    /* per iteration: elements of the output, or ops for engine overhead */
+  const char *isa; /* the roofline to measure against: roofline_isa_of(backend) */
+  int threads;
+  const char *desc; /* the label's start, e.g. "[4096,1024] over axis 1"; NULL for none */
+} bench_work;
+
+/* After the timing loop: sets items_per_second, bytes_per_second, FLOPS (when flops > 0), AI
+   (FLOP per byte) and pct_roofline, all from the wall time the loop took (bench_elapsed). */
+void bench_report(bench_state *st, const bench_work *w);
+
+/* ---- Buffers ---- */
+
+/* bytes of memory, 2 MiB aligned, on huge pages where the kernel allows (madvise); free() it.
+   abort()s when out of memory. */
+void *bench_alloc(size_t bytes);
+/* Buffer i (0 <= i < BENCH_BUFFERS) with room for n floats, 2 MiB aligned and backed by huge
+   pages where the kernel allows, reused across benchmarks (a fresh 64 MiB buffer costs more in
+   page faults than the kernel it feeds). Holds uniform values in [lo, hi) from a fixed seed; it
+   is refilled only when its last use asked for something else. abort()s when out of memory: a
+   benchmark cannot go on without its buffers. */
+#define BENCH_BUFFERS 8
+float *bench_buffer(int i, size_t n, float lo, float hi);
+/* Buffer i as room for n floats a benchmark writes (an output): not filled. */
+float *bench_output(int i, size_t n);
+/* Buffer i as n bytes of 0 and 1 (a where condition). */
+uint8_t *bench_buffer_bool(int i, size_t n);
+/* Buffer i as n int32 indices uniform in [0, bound). */
+int32_t *bench_buffer_index(int i, size_t n, int32_t bound);
+/* Buffer i as [rows, cols] soft labels: positive, each row summing to 1. */
+float *bench_buffer_labels(int i, size_t rows, size_t cols);
+
+/* ---- The bench's parallel-for ---- */
+
+typedef void (*bench_range_fn)(int64_t lo, int64_t hi, void *ctx);
+/* sg_parallel_for's split, with `threads` OpenMP threads: chunks of grain items, serial when
+   there is one chunk or one thread. */
+void bench_parallel_for(int64_t n, int64_t grain, int threads, bench_range_fn fn, void *ctx);
+/* How many chunks that makes: a threads:N benchmark is registered only when it is more than 1
+   (the engine runs a single chunk on the calling thread). */
+int64_t bench_chunks(int64_t n, int64_t grain);
+/* The grain, in rows, of an op over rows of `row` elements: the engine's rows_grain. */
+int64_t bench_rows_grain(int64_t row);
+
+/* ---- OpenBLAS, the matmul reference (bench_openblas.c) ---- */
+
+/* Opens the OpenBLAS CMake found, with the kernel bench_openblas.c chooses, and records its
+   build in the context; false when there is none. Call it before any thread starts (it forks
+   to ask OpenBLAS which kernel it would pick). Idempotent. */
+bool bench_openblas_load(void);
+void bench_openblas_set_threads(int threads);
+/* C = A B, all n x n row-major: cblas_sgemm. */
+void bench_openblas_sgemm(int n, const float *a, const float *b, float *c);
+
+/* ---- Per-op figures (bench_opinfo.c) ---- */
+
+/* Input range of operand i (0 or 1) of an op, by op name ("exp", "pow"); [-4, 4) by default. */
+void bench_op_range(const char *op, int i, float *lo, float *hi);
+/* Nominal FLOPs per element of a slot ("exp", "exp_backward", "reduce_max", ...): see
+   docs/bench.md. Ops not in the table count 1 forward and 2 backward. */
+double bench_op_flops(const char *slot);
 
 #endif /* SIMDGRAD_BENCH_H */

@@ -1,31 +1,197 @@
-/* simdgrad_bench: registers every suite, then hands over to Google Benchmark (see
- * gbench_shim.h for --table). */
+/* simdgrad_bench: measures the roofline, records the context, registers every suite, then hands
+ * over to Google Benchmark (gbench_shim.h for --table).
+ *
+ * Flags of our own (the rest go to Google Benchmark):
+ *   --suite=default|all  default: the `make bench` selection (one to two minutes on 2 cores);
+ *                        all: every op x backend x size x threads. Without the flag: default,
+ *                        unless --benchmark_filter is given, which then selects from all.
+ *   --roofline=full|quick|off  how carefully to measure the peaks and bandwidths (default full;
+ *                        off leaves pct_roofline out).
+ */
 #include <simdgrad/simdgrad.h>
+#include <sleef.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "bench.h"
+#include "roofline.h"
 
-float *bench_floats(size_t n, float lo, float hi, uint64_t seed) {
-  size_t bytes = (n * sizeof(float) + 63) / 64 * 64;
-  float *p = aligned_alloc(64, bytes ? bytes : 64);
-  if (!p) {
-    fprintf(stderr, "simdgrad_bench: out of memory for %zu floats\n", n);
-    abort();
+const int64_t bench_sizes[] = {1 << 10, 1 << 14, 1 << 18, 1 << 22, 1 << 24};
+const int bench_n_sizes = sizeof bench_sizes / sizeof bench_sizes[0];
+const int64_t bench_matmul_sizes[] = {64, 128, 256, 512, 1024, 2048};
+const int bench_n_matmul_sizes = sizeof bench_matmul_sizes / sizeof bench_matmul_sizes[0];
+bool bench_all;
+
+/* The default suite: a few ops of each family at an L2-sized and an LLC/DRAM-sized shape (add
+   and exp at all four levels), on every backend and thread count. */
+typedef struct default_entry {
+  const char *op;
+  int64_t sizes[4];
+} default_entry;
+#define TINY (1 << 10)
+#define SMALL (1 << 14)
+#define LARGE (1 << 22)
+#define BIG (1 << 24)
+static const default_entry k_default[] = {
+    {"add", {TINY, SMALL, LARGE, BIG}},
+    {"mul", {SMALL, LARGE}},
+    {"exp", {TINY, SMALL, LARGE, BIG}},
+    {"tanh", {SMALL, LARGE}},
+    {"gelu", {SMALL, LARGE}},
+    {"relu", {SMALL, LARGE}},
+    {"exp_backward", {SMALL, LARGE}},
+    {"add_backward", {SMALL, LARGE}},
+    {"gelu_backward", {SMALL, LARGE}},
+    {"less", {SMALL, LARGE}},
+    {"where", {SMALL, LARGE}},
+    {"reduce_sum", {SMALL, LARGE}},
+    {"reduce_sum.axis0", {SMALL, LARGE}},
+    {"reduce_max", {LARGE}},
+    {"argmax", {LARGE}},
+    {"softmax", {SMALL, LARGE}},
+    {"softmax_backward", {LARGE}},
+    {"log_softmax", {LARGE}},
+    {"softmax_cross_entropy", {LARGE}},
+    {"matmul", {128, 512, 1024}},
+    {"matmul_backward", {512}},
+    {"transpose", {LARGE}},
+    {"tape.exp", {SMALL, LARGE}},
+    {"tape.add", {LARGE}},
+    {"tape.sum", {LARGE}},
+    {"tape.softmax", {LARGE}},
+    {"tape.matmul", {512}},
+    {"tape.transpose", {LARGE}},
+    {"tape.conv2d", {1 << 18}},
+    {"api.adam_step", {LARGE}},
+};
+
+bool bench_in_default(const char *op, int64_t size) {
+  if (strncmp(op, "engine.", 7) == 0) return true;
+  for (size_t i = 0; i < sizeof k_default / sizeof k_default[0]; i++) {
+    if (strcmp(k_default[i].op, op) != 0) continue;
+    for (int s = 0; s < 4; s++)
+      if (k_default[i].sizes[s] == size) return true;
   }
-  uint64_t s = seed * 0x9e3779b97f4a7c15u + 1;
-  for (size_t i = 0; i < n; i++) {
-    s = s * 6364136223846793005u + 1442695040888963407u; /* LCG; the top 24 bits are uniform */
-    p[i] = lo + (hi - lo) * (float)(s >> 40) * 0x1p-24f;
+  return false;
+}
+
+void bench_add(const char *op, const char *backend, const char *shape, int threads,
+               bool in_default_suite, bench_fn fn, void *arg) {
+  if (!bench_all && !in_default_suite) return;
+  char name[160];
+  snprintf(name, sizeof name, "%s/%s/%s/threads:%d", op, backend, shape, threads);
+  bench_register(name, fn, arg);
+}
+
+int bench_backends(const sg_backend **out) {
+  static const char *const names[] = {"scalar", "avx2", "avx512", "neon"};
+  const char *only = getenv("SIMDGRAD_BACKEND");
+  int n = 0;
+  for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
+    const sg_backend *be = sg_backend_get(names[i]);
+    if (!be) continue;
+    if (i > 0 && only && *only && strcmp(only, names[i]) != 0) continue;
+    out[n++] = be;
   }
-  return p;
+  return n;
+}
+
+static int g_all_threads;
+
+int bench_thread_counts(int *out) {
+  out[0] = 1;
+  if (g_all_threads <= 1) return 1;
+  out[1] = g_all_threads;
+  return 2;
+}
+
+/* Removes argv[i] when it is --<name>=<value>; returns the value or NULL. */
+static const char *take_flag(int *argc, char **argv, const char *name) {
+  size_t len = strlen(name);
+  for (int i = 1; i < *argc; i++) {
+    if (strncmp(argv[i], name, len) != 0 || argv[i][len] != '=') continue;
+    const char *v = argv[i] + len + 1;
+    for (int j = i; j < *argc - 1; j++) argv[j] = argv[j + 1];
+    (*argc)--;
+    return v;
+  }
+  return NULL;
+}
+
+static bool has_arg(int argc, char **argv, const char *prefix) {
+  for (int i = 1; i < argc; i++)
+    if (strncmp(argv[i], prefix, strlen(prefix)) == 0) return true;
+  return false;
+}
+
+static void publish_context(const char *suite, const int *threads, int n_threads) {
+  const sg_backend *backends[4];
+  int nb = bench_backends(backends);
+  char buf[256] = "";
+  for (int i = 0; i < nb; i++)
+    snprintf(buf + strlen(buf), sizeof buf - strlen(buf), "%s%s", i ? " " : "", backends[i]->name);
+  bench_add_context("simdgrad_backends", buf);
+  bench_add_context("simdgrad_engine_backend", sg_backend_name());
+  bench_add_context("cpu_features", sg_cpu_features());
+  FILE *f = fopen("/proc/cpuinfo", "r"); /* the model name, for people and the plot's title */
+  while (f && fgets(buf, sizeof buf, f)) {
+    char *colon = strchr(buf, ':');
+    if (strncmp(buf, "model name", 10) != 0 || !colon) continue;
+    colon[strcspn(colon, "\n")] = 0;
+    bench_add_context("cpu_model", colon + 1 + strspn(colon + 1, " \t"));
+    break;
+  }
+  if (f) fclose(f);
+  buf[0] = 0;
+  for (int i = 0; i < n_threads; i++)
+    snprintf(buf + strlen(buf), sizeof buf - strlen(buf), "%s%d", i ? " " : "", threads[i]);
+  bench_add_context("threads", buf);
+  snprintf(buf, sizeof buf, "%d.%d.%d", SLEEF_VERSION_MAJOR, SLEEF_VERSION_MINOR,
+           SLEEF_VERSION_PATCHLEVEL);
+  bench_add_context("sleef_version", buf);
+  bench_add_context("denormals", sg_flush_denormals() ? "flushed (FTZ/DAZ)" : "kept (IEEE)");
+#if defined(__clang__)
+  bench_add_context("compiler", "clang " __clang_version__);
+#elif defined(__GNUC__)
+  bench_add_context("compiler", "gcc " __VERSION__);
+#endif
+  bench_add_context("suite", suite);
 }
 
 int main(int argc, char **argv) {
+  const char *suite = take_flag(&argc, argv, "--suite");
+  const char *roof = take_flag(&argc, argv, "--roofline");
+  if (!suite) suite = has_arg(argc, argv, "--benchmark_filter=") ? "all" : "default";
+  if (strcmp(suite, "all") != 0 && strcmp(suite, "default") != 0) {
+    fprintf(stderr, "simdgrad_bench: --suite=%s: expected default or all\n", suite);
+    return 1;
+  }
+  if (!roof) roof = "full";
+  if (strcmp(roof, "full") != 0 && strcmp(roof, "quick") != 0 && strcmp(roof, "off") != 0) {
+    fprintf(stderr, "simdgrad_bench: --roofline=%s: expected full, quick or off\n", roof);
+    return 1;
+  }
+  bench_all = strcmp(suite, "all") == 0;
+
   sg_init();
-  fprintf(stderr, "simdgrad_bench: CPU features: %s\nsimdgrad_bench: engine backend: %s\n",
-          sg_cpu_features(), sg_backend_name());
-  bench_register_kernels();
+  g_all_threads = sg_threads();
+  int threads[2], n_threads = bench_thread_counts(threads);
+  fprintf(stderr, "simdgrad_bench: CPU features: %s\nsimdgrad_bench: engine backend %s, %s suite\n",
+          sg_cpu_features(), sg_backend_name(), suite);
+  bool listing = has_arg(argc, argv, "--benchmark_list_tests") &&
+                 !has_arg(argc, argv, "--benchmark_list_tests=false");
+  if (!listing) bench_openblas_load(); /* first: it forks, best before any thread exists */
+  if (!listing && strcmp(roof, "off") != 0)
+    roofline_measure(threads, n_threads, strcmp(roof, "quick") == 0);
+  publish_context(suite, threads, n_threads);
+  roofline_publish();
+
+  bench_register_elementwise();
+  bench_register_rows();
+  bench_register_matmul();
+  bench_register_shape();
+  bench_register_api();
   bench_register_engine();
   return bench_main(argc, argv);
 }

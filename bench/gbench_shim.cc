@@ -1,28 +1,96 @@
-// The C interface to Google Benchmark declared in gbench_shim.h, and the --table reporter.
+// The C interface to Google Benchmark declared in gbench_shim.h: registration, the timed loop,
+// the progress line, the --table reporter and the exit status.
 #include "gbench_shim.h"
 
 #include <benchmark/benchmark.h>
 
+#include <unistd.h>
+
+#include <chrono>
 #include <cstdio>
 #include <cstring>
 #include <map>
+#include <regex>
 #include <string>
 #include <vector>
 
+using Clock = std::chrono::steady_clock;
+
+struct bench_state {
+  benchmark::State *s;
+  Clock::time_point t0, t1;
+  bool started = false;
+};
+
 namespace {
 
-benchmark::State &S(bench_state *st) { return *reinterpret_cast<benchmark::State *>(st); }
-
-benchmark::internal::Benchmark *reg(const char *name, bench_fn fn, void *arg) {
-  return benchmark::RegisterBenchmark(
-      name, [fn, arg](benchmark::State &s) { fn(reinterpret_cast<bench_state *>(&s), arg); });
-}
+std::vector<std::string> g_names; // every registered benchmark, in order
+std::string g_table_header;
 
 std::string format(const char *fmt, double v) {
   char buf[64];
   std::snprintf(buf, sizeof buf, fmt, v);
   return buf;
 }
+
+// ---- Progress: "[k/N] name" on stderr as each benchmark starts ------------------------------
+
+class Progress {
+public:
+  void begin(size_t total) {
+    total_ = total;
+    tty_ = isatty(STDERR_FILENO) != 0;
+    start_ = Clock::now();
+  }
+  // Called on every entry into a benchmark function; gbench enters several times per benchmark
+  // (to size the iteration count), so only a new name counts.
+  void entered(const std::string &name) {
+    if (total_ == 0 || name == current_) return;
+    current_ = name;
+    done_++;
+    double s = std::chrono::duration<double>(Clock::now() - start_).count();
+    if (tty_) {
+      std::fprintf(stderr, "\r\033[K[%zu/%zu %3.0fs] %s", done_, total_, s, name.c_str());
+      shown_ = true;
+    } else if (done_ * 10 / total_ != (done_ - 1) * 10 / total_ || done_ == 1) {
+      std::fprintf(stderr, "simdgrad_bench: %zu/%zu benchmarks (%.0f s): %s\n", done_, total_, s,
+                   name.c_str());
+    }
+    std::fflush(stderr);
+  }
+  // Before a line goes to stdout (the same terminal, usually): wipe the progress line.
+  void clear() {
+    if (!shown_) return;
+    std::fprintf(stderr, "\r\033[K");
+    std::fflush(stderr);
+    shown_ = false;
+  }
+
+private:
+  size_t total_ = 0, done_ = 0;
+  bool tty_ = false, shown_ = false;
+  std::string current_;
+  Clock::time_point start_;
+};
+Progress g_progress;
+
+// gbench's own selection (benchmark_register.cc): "all" or empty is everything, a leading '-'
+// negates, the rest is a POSIX extended regex matched anywhere in the name.
+size_t count_selected(std::string spec) {
+  if (spec.empty() || spec == "all") spec = ".";
+  bool negate = !spec.empty() && spec[0] == '-';
+  if (negate) spec.erase(0, 1);
+  try {
+    std::regex re(spec, std::regex::extended | std::regex::nosubs);
+    size_t n = 0;
+    for (const std::string &name : g_names) n += std::regex_search(name, re) != negate;
+    return n;
+  } catch (const std::regex_error &) {
+    return 0; // gbench reports the bad filter itself
+  }
+}
+
+// ---- The table ----------------------------------------------------------------------------
 
 std::string human_time(double seconds) {
   if (seconds < 1e-6) return format("%.1f ns", seconds * 1e9);
@@ -36,91 +104,172 @@ double counter(const benchmark::BenchmarkReporter::Run &r, const char *name) {
   return it == r.counters.end() ? 0 : it->second.value;
 }
 
-// One row per run, for names "<op>/<backend>" with one argument (the size). Rows print as their
-// runs finish; "vs scalar" divides the scalar backend's time for the same op and size (it runs
-// first: bench_ops.c registers the scalar backend first for each op and size).
+// "<op>/<backend>/<shape>/threads:<T>" into its fields (anything else: op is the whole name).
+struct Name {
+  std::string op, backend, shape, threads;
+};
+Name split_name(const std::string &full) {
+  std::vector<std::string> parts;
+  size_t start = 0;
+  for (;;) {
+    size_t slash = full.find('/', start);
+    parts.push_back(full.substr(start, slash - start));
+    if (slash == std::string::npos) break;
+    start = slash + 1;
+  }
+  Name n;
+  if (parts.size() != 4 || parts[3].rfind("threads:", 0) != 0) {
+    n.op = full;
+    return n;
+  }
+  n.op = parts[0], n.backend = parts[1], n.shape = parts[2], n.threads = parts[3].substr(8);
+  return n;
+}
+
+// One row per benchmark as it finishes. "vs scalar" and "vs openblas" divide the time of the
+// scalar backend (or OpenBLAS) for the same op, shape and threads by this row's: bench.h
+// registers those first.
 class TableReporter : public benchmark::BenchmarkReporter {
 public:
+  explicit TableReporter(bool openblas) : openblas_(openblas) {}
+
   bool ReportContext(const Context &ctx) override {
-    std::FILE *out = stdout;
-    std::fprintf(out, "%d CPUs at %.0f MHz; times are wall time per call, one thread\n\n",
-                 ctx.cpu_info.num_cpus, ctx.cpu_info.cycles_per_second / 1e6);
-    std::fprintf(out, "%-20s %9s  %-8s %11s %16s %10s  %s\n", "op", "size", "backend", "time",
-                 "throughput", "vs scalar", "note");
-    std::fprintf(out, "%s\n", std::string(100, '-').c_str());
+    std::printf("simdgrad_bench: %d CPUs; times are wall time per call\n%s\n",
+                ctx.cpu_info.num_cpus, g_table_header.c_str());
+    header();
     return true;
   }
 
   void ReportRuns(const std::vector<Run> &runs) override {
+    g_progress.clear();
     for (const Run &r : runs) {
-      if (r.run_type == Run::RT_Aggregate && r.aggregate_name != "mean") continue;
-      std::string fn = r.run_name.function_name, op = fn, backend;
-      size_t slash = fn.rfind('/');
-      if (slash != std::string::npos) {
-        op = fn.substr(0, slash);
-        backend = fn.substr(slash + 1);
-      }
-      std::string size = r.run_name.args;
-      if (r.run_type == Run::RT_Aggregate) op += " (mean)";
-      if (!last_op_.empty() && op != last_op_) std::printf("\n");
-      last_op_ = op;
+      // With repetitions, the mean stands for the group; a single run stands for itself.
+      if (r.run_type == Run::RT_Aggregate ? r.aggregate_name != "mean" : r.repetitions > 1)
+        continue;
+      Name n = split_name(r.run_name.function_name);
+      if (!last_op_.empty() && n.op != last_op_) std::printf("\n");
+      last_op_ = n.op;
       if (r.error_occurred) {
-        std::printf("%-20s %9s  %-8s  error: %s\n", op.c_str(), size.c_str(), backend.c_str(),
-                    r.error_message.c_str());
+        errors_++;
+        std::printf("%-30s %-11s %-8s %3s  error: %s\n", n.op.c_str(), n.shape.c_str(),
+                    n.backend.c_str(), n.threads.c_str(), r.error_message.c_str());
         continue;
       }
       double seconds = r.GetAdjustedRealTime() / benchmark::GetTimeUnitMultiplier(r.time_unit);
-      std::string rate = "-";
-      if (double flops = counter(r, "FLOPS"))
-        rate = format("%.2f GFLOP/s", flops / 1e9);
-      else if (double bytes = counter(r, "bytes_per_second"))
-        rate = format("%.2f GB/s", bytes / 1e9);
-      else if (double items = counter(r, "items_per_second"))
-        rate = format("%.2f Mop/s", items / 1e6);
-      std::string key = op + "/" + size, speedup;
-      if (backend == "scalar")
-        scalar_[key] = seconds;
-      else if (scalar_.count(key))
-        speedup = format("%.2fx", scalar_[key] / seconds);
-      std::printf("%-20s %9s  %-8s %11s %16s %10s  %s\n", op.c_str(), size.c_str(), backend.c_str(),
-                  human_time(seconds).c_str(), rate.c_str(), speedup.c_str(),
-                  r.report_label.c_str());
+      double bytes = counter(r, "bytes_per_second"), flops = counter(r, "FLOPS");
+      double pct = counter(r, "pct_roofline");
+      std::string key = n.op + "/" + n.shape + "/" + n.threads, vs_scalar, vs_blas;
+      if (n.backend == "scalar") scalar_[key] = seconds;
+      if (n.backend == "openblas") openblas_time_[key] = seconds;
+      if (n.backend != "scalar" && scalar_.count(key))
+        vs_scalar = format("%.2fx", scalar_[key] / seconds);
+      if (n.backend != "openblas" && openblas_time_.count(key))
+        vs_blas = format("%.2fx", openblas_time_[key] / seconds);
+      char line[256];
+      int len = std::snprintf(
+          line, sizeof line, "%-30s %-11s %-8s %3s %10s %8s %8s %6s %9s %11s", n.op.c_str(),
+          n.shape.c_str(), n.backend.c_str(), n.threads.c_str(), human_time(seconds).c_str(),
+          bytes > 0 ? format("%.1f", bytes / 1e9).c_str() : "-",
+          flops > 0 ? format("%.1f", flops / 1e9).c_str() : "-",
+          pct > 0 ? format("%.0f%%", pct).c_str() : "-", vs_scalar.c_str(), vs_blas.c_str());
+      if (len >= (int)sizeof line) len = (int)sizeof line - 1;
+      while (len > 0 && line[len - 1] == ' ') line[--len] = 0;
+      std::printf("%s\n", line); // without the padding of empty columns
     }
     std::fflush(stdout);
   }
 
+  int errors() const { return errors_; }
+
 private:
-  std::map<std::string, double> scalar_; // seconds per call, by "<op>/<size>"
-  std::string last_op_;                  // a blank line separates ops
+  void header() {
+    std::printf("%-30s %-11s %-8s %3s %10s %8s %8s %6s %9s", "op", "shape", "backend", "thr",
+                "time", "GB/s", "GFLOP/s", "%roof", "vs scalar");
+    if (openblas_) std::printf(" %11s", "vs openblas");
+    std::printf("\n%s\n", std::string(openblas_ ? 112 : 100, '-').c_str());
+  }
+
+  bool openblas_;
+  int errors_ = 0;
+  std::map<std::string, double> scalar_, openblas_time_; // seconds, by "<op>/<shape>/<threads>"
+  std::string last_op_;                                  // a blank line separates ops
 };
+
+// Any other format: gbench's own reporter, counting the errors on the way.
+class CountingReporter : public benchmark::BenchmarkReporter {
+public:
+  explicit CountingReporter(benchmark::BenchmarkReporter *inner) : inner_(inner) {}
+  bool ReportContext(const Context &ctx) override { return inner_->ReportContext(ctx); }
+  void ReportRuns(const std::vector<Run> &runs) override {
+    g_progress.clear();
+    for (const Run &r : runs) errors_ += r.error_occurred;
+    inner_->ReportRuns(runs);
+  }
+  void Finalize() override { inner_->Finalize(); }
+  int errors() const { return errors_; }
+
+private:
+  benchmark::BenchmarkReporter *inner_;
+  int errors_ = 0;
+};
+
+bool has_flag(int argc, char **argv, const char *flag) {
+  size_t len = std::strlen(flag);
+  for (int i = 1; i < argc; i++)
+    if (std::strncmp(argv[i], flag, len) == 0 && (argv[i][len] == '\0' || argv[i][len] == '='))
+      return std::strcmp(argv[i] + len, "=false") != 0 && std::strcmp(argv[i] + len, "=0") != 0;
+  return false;
+}
 
 } // namespace
 
 extern "C" {
 
-void bench_register(const char *name, bench_fn fn, void *arg) { reg(name, fn, arg); }
-
-void bench_register_args(const char *name, bench_fn fn, void *arg, const int64_t *args, int nargs) {
-  auto *b = reg(name, fn, arg);
-  for (int i = 0; i < nargs; i++) b->Arg(args[i]);
+void bench_register(const char *name, bench_fn fn, void *arg) {
+  g_names.emplace_back(name);
+  std::string n = name;
+  benchmark::RegisterBenchmark(name, [fn, arg, n](benchmark::State &s) {
+    g_progress.entered(n);
+    bench_state st{&s, {}, {}, false};
+    fn(&st, arg);
+  });
 }
 
-int bench_keep_running(bench_state *st) { return S(st).KeepRunning(); }
-int bench_keep_running_batch(bench_state *st, int64_t n) { return S(st).KeepRunningBatch(n); }
-int64_t bench_range(bench_state *st, int i) { return S(st).range(static_cast<size_t>(i)); }
-int64_t bench_iterations(bench_state *st) { return S(st).iterations(); }
-void bench_set_items_processed(bench_state *st, int64_t v) { S(st).SetItemsProcessed(v); }
-void bench_set_bytes_processed(bench_state *st, int64_t v) { S(st).SetBytesProcessed(v); }
-
-void bench_counter(bench_state *st, const char *name, double v, int is_rate) {
-  S(st).counters[name] =
-      benchmark::Counter(v, is_rate ? benchmark::Counter::kIsRate : benchmark::Counter::kDefaults);
+// The wall clock around gbench's loop: started before the first KeepRunning, stopped when one
+// returns false (gbench's own timer runs between the same two calls).
+static void start(bench_state *st) {
+  if (st->started) return;
+  st->started = true;
+  st->t0 = Clock::now();
+}
+static int stop_unless(bench_state *st, bool more) {
+  if (!more) st->t1 = Clock::now();
+  return more;
 }
 
-void bench_set_label(bench_state *st, const char *label) { S(st).SetLabel(label); }
-void bench_pause(bench_state *st) { S(st).PauseTiming(); }
-void bench_resume(bench_state *st) { S(st).ResumeTiming(); }
-void bench_skip_with_error(bench_state *st, const char *msg) { S(st).SkipWithError(msg); }
+int bench_keep_running(bench_state *st) {
+  start(st);
+  return stop_unless(st, st->s->KeepRunning());
+}
+int bench_keep_running_batch(bench_state *st, int64_t n) {
+  start(st);
+  return stop_unless(st, st->s->KeepRunningBatch(n));
+}
+int64_t bench_iterations(bench_state *st) { return st->s->iterations(); }
+double bench_elapsed(bench_state *st) {
+  return std::chrono::duration<double>(st->t1 - st->t0).count();
+}
+
+void bench_counter(bench_state *st, const char *name, double v) {
+  st->s->counters[name] = benchmark::Counter(v);
+}
+void bench_set_label(bench_state *st, const char *label) { st->s->SetLabel(label); }
+void bench_skip_with_error(bench_state *st, const char *msg) { st->s->SkipWithError(msg); }
+
+void bench_add_context(const char *key, const char *value) {
+  benchmark::AddCustomContext(key, value);
+}
+void bench_set_table_header(const char *text) { g_table_header = text; }
 
 int bench_main(int argc, char **argv) {
   bool table = false;
@@ -132,16 +281,27 @@ int bench_main(int argc, char **argv) {
       argv[kept++] = argv[i];
   }
   argc = kept;
+  if (has_flag(argc, argv, "--benchmark_format")) table = false; // the format asked for wins
+  bool listing = has_flag(argc, argv, "--benchmark_list_tests");
   benchmark::Initialize(&argc, argv);
   if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 1;
+  if (!listing) g_progress.begin(count_selected(benchmark::GetBenchmarkFilter()));
+  int errors;
   if (table) {
-    TableReporter reporter;
+    bool openblas = false;
+    for (const std::string &n : g_names) openblas |= n.find("/openblas/") != std::string::npos;
+    TableReporter reporter(openblas);
     benchmark::RunSpecifiedBenchmarks(&reporter);
+    errors = reporter.errors();
   } else {
-    benchmark::RunSpecifiedBenchmarks();
+    CountingReporter reporter(benchmark::CreateDefaultDisplayReporter());
+    benchmark::RunSpecifiedBenchmarks(&reporter);
+    errors = reporter.errors();
   }
+  g_progress.clear();
   benchmark::Shutdown();
-  return 0;
+  if (errors) std::fprintf(stderr, "simdgrad_bench: %d benchmark(s) reported an error\n", errors);
+  return errors ? 2 : 0;
 }
 
 } // extern "C"

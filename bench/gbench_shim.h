@@ -1,5 +1,6 @@
-/* A C interface to Google Benchmark (1.7), so the benchmarks themselves are plain C. The state
- * is benchmark::State behind an opaque pointer; registration takes a C function and an argument.
+/* A C interface to Google Benchmark (1.7), so the benchmarks themselves are plain C. A
+ * bench_state wraps benchmark::State and also times the loop on the wall clock, so every rate
+ * (bytes/s, FLOP/s, % of roofline) is per wall second, also for the multi-threaded runs.
  */
 #ifndef SIMDGRAD_GBENCH_SHIM_H
 #define SIMDGRAD_GBENCH_SHIM_H
@@ -10,33 +11,35 @@
 extern "C" {
 #endif
 
-typedef struct bench_state bench_state; /* opaque: a benchmark::State */
+typedef struct bench_state bench_state; /* opaque: a benchmark::State and the loop's wall time */
 typedef void (*bench_fn)(bench_state *st, void *arg);
 
-/* Registers fn(st, arg) under name; _args adds one instance per value (->Arg(args[i])), which
-   gbench appends to the name: "exp/avx2" with 1024 runs as "exp/avx2/1024". */
+/* Registers fn(st, arg) under name; benchmarks run in registration order. */
 void bench_register(const char *name, bench_fn fn, void *arg);
-void bench_register_args(const char *name, bench_fn fn, void *arg, const int64_t *args, int nargs);
 
 /* The timing loop: while (bench_keep_running(st)) { work }. Each call costs ~2 ns, so for tiny
    work run a batch of n per call with bench_keep_running_batch. */
 int bench_keep_running(bench_state *st);
 int bench_keep_running_batch(bench_state *st, int64_t n);
-int64_t bench_range(bench_state *st, int i);
 int64_t bench_iterations(bench_state *st);
+/* Wall seconds from the first bench_keep_running call to the one that returned 0. */
+double bench_elapsed(bench_state *st);
 
-void bench_set_items_processed(bench_state *st, int64_t v);
-void bench_set_bytes_processed(bench_state *st, int64_t v);
-/* counters[name] = v; is_rate divides it by the elapsed time (e.g. FLOP/s). */
-void bench_counter(bench_state *st, const char *name, double v, int is_rate);
+/* counters[name] = v, reported as is. */
+void bench_counter(bench_state *st, const char *name, double v);
 void bench_set_label(bench_state *st, const char *label);
-void bench_pause(bench_state *st);
-void bench_resume(bench_state *st);
 void bench_skip_with_error(bench_state *st, const char *msg);
 
-/* Runs the registered benchmarks with gbench's command-line flags; 1 on an unknown flag. One
-   flag of our own: --table prints a table (op, size, backend, time, GB/s or GFLOP/s, speedup
-   over the scalar backend) instead of gbench's console output, for names "<op>/<backend>/<n>". */
+/* A key and value for the JSON "context" (benchmark::AddCustomContext). */
+void bench_add_context(const char *key, const char *value);
+/* Lines printed above the --table table (the machine's roofline, the backends). */
+void bench_set_table_header(const char *text);
+
+/* Runs the registered benchmarks with gbench's command-line flags. One flag of our own: --table
+   prints the table (op, shape, backend, threads, time, GB/s, GFLOP/s, % of roofline, speedup
+   over scalar and over OpenBLAS) instead of gbench's console output, unless --benchmark_format
+   asks for a format. A progress line goes to stderr. Returns 0, 1 on an unknown flag, 2 when a
+   benchmark reported an error. */
 int bench_main(int argc, char **argv);
 
 static inline void bench_do_not_optimize(const void *p) {

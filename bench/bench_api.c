@@ -1,0 +1,391 @@
+/* Whole ops through the public API, on each backend (sg_use_backend) and thread count
+ * (sg_set_threads): "tape.<op>" is the op's forward and backward, sg_tape_begin, the op,
+ * sg_tape_end back-propagating ones to every float input; "api.<op>" is the forward alone, for
+ * ops without a gradient (comparisons, argmax, one_hot, cast), and "api.sgd_step" (momentum,
+ * adam) one sg_optimizer_step on a variable. Convolution, pooling, batch norm and dropout run on
+ * NHWC images of 16 channels (image_of). Allocation, checks, the tape and
+ * the engine's own splitting are all in the figure: compare with the kernel rows of the same op
+ * for the engine's share. The unary, binary, comparison and reduction entries come from
+ * backend.h's op lists, so a new listed op (with its sg_<name> function) is benchmarked here
+ * too. */
+#include <simdgrad/simdgrad.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "bench.h"
+#include "roofline.h"
+
+/* How an op's inputs are made from the size n (elements; N for a matmul). */
+typedef enum api_layout {
+  L_VEC1,      /* x [n] */
+  L_VEC2,      /* a [n], b [n] */
+  L_WHERE,     /* cond [n] (bool), a [n], b [n] */
+  L_ROWS,      /* x [rows, cols] */
+  L_CE,        /* labels [rows, cols] (rows sum to 1), logits [rows, cols] */
+  L_MAT,       /* a [N, N], b [N, N] */
+  L_HALVES,    /* a [rows, cols / 2], b [rows, cols / 2] */
+  L_HALF_ROWS, /* x [rows / 2, cols] (tile doubles it) */
+  L_GATHER,    /* x [rows, cols], indices [rows] (i32) */
+  L_INDICES,   /* indices [rows] (i32) in [0, cols) */
+  L_IMAGE,     /* x [b, h, w, 16] (image_of), filter [3, 3, 16, 16] */
+  L_IMAGE_DW,  /* x [b, h, w, 16], filter [3, 3, 16, 1] */
+  L_IMAGE1,    /* x [b, h, w, 16] */
+  L_BN,        /* x [rows, cols], then mean, variance (> 0), offset and scale [cols] */
+  L_STEP       /* an optimizer step on a variable [n] and its gradient [n] */
+} api_layout;
+
+typedef sg_tensor *(*api_call)(sg_tensor *const *in);
+
+typedef struct api_op {
+  const char *name;
+  api_layout layout;
+  unsigned grads; /* bit i: back-propagate to input i; 0: forward only ("api.") */
+  api_call call;
+  const char *fwd_slot, *bwd_slot; /* bench_op_flops keys; NULL: no FLOPs */
+  double bytes;                    /* nominal bytes per element, forward + backward kernels */
+} api_op;
+
+/* ---- The calls ---------------------------------------------------------------------------- */
+
+#define UNARY_CALL_(name, saved, doc)                                                              \
+  static sg_tensor *call_##name(sg_tensor *const *in) { return sg_##name(in[0]); }
+#define STEP_CALL_(name, doc)                                                                      \
+  static sg_tensor *call_##name(sg_tensor *const *in) { return sg_##name(in[0]); }
+#define BINARY_CALL_(name, doc)                                                                    \
+  static sg_tensor *call_##name(sg_tensor *const *in) { return sg_##name(in[0], in[1]); }
+#define REDUCE_CALL_(name, doc)                                                                    \
+  static sg_tensor *call_##name(sg_tensor *const *in) {                                            \
+    static const int axis = 1;                                                                     \
+    return sg_##name(in[0], &axis, 1, false);                                                      \
+  }
+SG_FOR_EACH_UNARY_OP(UNARY_CALL_)
+SG_FOR_EACH_STEP_OP(STEP_CALL_)
+SG_FOR_EACH_BINARY_OP(BINARY_CALL_)
+SG_FOR_EACH_COMPARE_OP(BINARY_CALL_)
+SG_FOR_EACH_REDUCE_OP(REDUCE_CALL_)
+
+static const int k_axis1 = 1;
+static sg_tensor *call_leaky_relu(sg_tensor *const *in) { return sg_leaky_relu(in[0], 0.1f); }
+static sg_tensor *call_clip(sg_tensor *const *in) { return sg_clip(in[0], -1, 1); }
+static sg_tensor *call_where(sg_tensor *const *in) { return sg_where(in[0], in[1], in[2]); }
+static sg_tensor *call_mean(sg_tensor *const *in) { return sg_mean(in[0], &k_axis1, 1, false); }
+static sg_tensor *call_argmax(sg_tensor *const *in) { return sg_argmax(in[0], 1); }
+static sg_tensor *call_argmin(sg_tensor *const *in) { return sg_argmin(in[0], 1); }
+static sg_tensor *call_softmax(sg_tensor *const *in) { return sg_softmax(in[0], -1); }
+static sg_tensor *call_log_softmax(sg_tensor *const *in) { return sg_log_softmax(in[0], -1); }
+static sg_tensor *call_ce(sg_tensor *const *in) { return sg_softmax_cross_entropy(in[0], in[1]); }
+static sg_tensor *call_matmul(sg_tensor *const *in) {
+  return sg_matmul(in[0], in[1], false, false);
+}
+static sg_tensor *call_reshape(sg_tensor *const *in) {
+  static const int64_t shape[2] = {-1, 2};
+  return sg_reshape(in[0], shape, 2);
+}
+static sg_tensor *call_transpose(sg_tensor *const *in) { return sg_transpose(in[0], NULL); }
+static sg_tensor *call_slice(sg_tensor *const *in) { /* the middle half of the columns */
+  int64_t cols = sg_shape(in[0])[1], begin[2] = {0, cols / 4}, size[2] = {-1, cols / 2};
+  return sg_slice(in[0], begin, size);
+}
+static sg_tensor *call_concat(sg_tensor *const *in) { return sg_concat(in, 2, 1); }
+static sg_tensor *call_pad(sg_tensor *const *in) {
+  static const int64_t pads[4] = {0, 0, 1, 1};
+  return sg_pad(in[0], pads, 0.0f);
+}
+static sg_tensor *call_tile(sg_tensor *const *in) {
+  static const int64_t reps[2] = {2, 1};
+  return sg_tile(in[0], reps);
+}
+static sg_tensor *call_gather(sg_tensor *const *in) { return sg_gather(in[0], in[1], 0); }
+static sg_tensor *call_one_hot(sg_tensor *const *in) { return sg_one_hot(in[0], BENCH_COLS); }
+static sg_tensor *call_cast(sg_tensor *const *in) { return sg_cast(in[0], SG_I32); }
+static sg_tensor *call_conv2d(sg_tensor *const *in) {
+  return sg_conv2d(in[0], in[1], NULL, SG_PADDING_SAME, NULL, NULL);
+}
+static sg_tensor *call_depthwise(sg_tensor *const *in) {
+  return sg_depthwise_conv2d(in[0], in[1], NULL, SG_PADDING_SAME, NULL, NULL);
+}
+static const int64_t k_window[2] = {2, 2};
+static sg_tensor *call_max_pool(sg_tensor *const *in) {
+  return sg_max_pool(in[0], k_window, NULL, SG_PADDING_VALID, NULL);
+}
+static sg_tensor *call_avg_pool(sg_tensor *const *in) {
+  return sg_avg_pool(in[0], k_window, NULL, SG_PADDING_VALID, NULL);
+}
+static sg_tensor *call_batch_norm(sg_tensor *const *in) {
+  return sg_batch_norm(in[0], in[1], in[2], in[3], in[4], 1e-3f);
+}
+static sg_tensor *call_dropout(sg_tensor *const *in) { return sg_dropout(in[0], 0.5f, 42); }
+
+/* ---- The table ---------------------------------------------------------------------------- */
+
+#define UNARY_ENTRY_(name, saved, doc)                                                             \
+  {#name, L_VEC1, 1, call_##name, #name, #name "_backward", 20},
+#define STEP_ENTRY_(name, doc) {#name, L_VEC1, 1, call_##name, #name, NULL, 12},
+#define BINARY_ENTRY_(name, doc) {#name, L_VEC2, 3, call_##name, #name, #name "_backward", 32},
+#define COMPARE_ENTRY_(name, doc) {#name, L_VEC2, 0, call_##name, #name, NULL, 9},
+#define REDUCE_ENTRY_(name, doc)                                                                   \
+  {#name, L_ROWS, 1, call_##name, "reduce_" #name, "reduce_" #name "_backward", 12},
+
+static const api_op k_ops[] = {
+    SG_FOR_EACH_UNARY_OP(UNARY_ENTRY_) SG_FOR_EACH_STEP_OP(STEP_ENTRY_){
+        "leaky_relu", L_VEC1, 1, call_leaky_relu, "leaky_relu", "leaky_relu_backward", 20},
+    {"clip", L_VEC1, 1, call_clip, "clip", "clip_backward", 20},
+    SG_FOR_EACH_BINARY_OP(BINARY_ENTRY_) SG_FOR_EACH_COMPARE_OP(COMPARE_ENTRY_){
+        "where", L_WHERE, 6, call_where, "where", "where_backward", 26},
+    {"matmul", L_MAT, 3, call_matmul, NULL, NULL, 0},
+    SG_FOR_EACH_REDUCE_OP(REDUCE_ENTRY_){"mean", L_ROWS, 1, call_mean, "reduce_sum",
+                                         "reduce_sum_backward", 8},
+    {"argmax", L_ROWS, 0, call_argmax, "argmax", NULL, 4},
+    {"argmin", L_ROWS, 0, call_argmin, "argmin", NULL, 4},
+    {"softmax", L_ROWS, 1, call_softmax, "softmax", "softmax_backward", 20},
+    {"log_softmax", L_ROWS, 1, call_log_softmax, "log_softmax", "log_softmax_backward", 20},
+    {"softmax_cross_entropy", L_CE, 2, call_ce, "softmax_cross_entropy",
+     "softmax_cross_entropy_backward", 24},
+    {"reshape", L_ROWS, 1, call_reshape, NULL, NULL, 0},
+    {"transpose", L_ROWS, 1, call_transpose, NULL, NULL, 16},
+    {"slice", L_ROWS, 1, call_slice, NULL, NULL, 8},
+    {"concat", L_HALVES, 3, call_concat, NULL, NULL, 16},
+    {"pad", L_ROWS, 1, call_pad, NULL, NULL, 16},
+    {"tile", L_HALF_ROWS, 1, call_tile, NULL, NULL, 12},
+    {"gather", L_GATHER, 1, call_gather, "scatter_add", NULL, 16},
+    {"one_hot", L_INDICES, 0, call_one_hot, NULL, NULL, 4},
+    {"cast", L_VEC1, 0, call_cast, NULL, NULL, 8},
+    {"conv2d", L_IMAGE, 3, call_conv2d, "conv2d", "conv2d_backward", 20},
+    {"depthwise_conv2d", L_IMAGE_DW, 3, call_depthwise, "depthwise_conv2d",
+     "depthwise_conv2d_backward", 20},
+    {"max_pool", L_IMAGE1, 1, call_max_pool, "max_pool", "max_pool_backward", 15},
+    {"avg_pool", L_IMAGE1, 1, call_avg_pool, "avg_pool", "avg_pool_backward", 10},
+    {"batch_norm", L_BN, 1u | 8u | 16u, call_batch_norm, "batch_norm", "batch_norm_backward", 20},
+    {"dropout", L_VEC1, 1, call_dropout, "dropout", "dropout_backward", 16},
+    {"sgd_step", L_STEP, 0, NULL, "sgd_update", NULL, 12},
+    {"momentum_step", L_STEP, 0, NULL, "momentum_update", NULL, 20},
+    {"adam_step", L_STEP, 0, NULL, "adam_update", NULL, 28},
+};
+#define N_OPS (sizeof k_ops / sizeof k_ops[0])
+#define MAX_IN 5
+
+typedef struct api_case {
+  const api_op *op;
+  const sg_backend *be;
+  int64_t n; /* elements, or N for L_MAT */
+  int threads;
+} api_case;
+
+static sg_tensor *f32(int buf, const int64_t *shape, int rank, float lo, float hi) {
+  size_t n = 1;
+  for (int i = 0; i < rank; i++) n *= (size_t)shape[i];
+  return sg_tensor_f32(bench_buffer(buf, n, lo, hi), shape, rank);
+}
+
+/* The NHWC images of n elements with 16 channels: one square image up to 32 x 32, then a batch
+   of them (n is a power of 2 from 2^10). */
+static void image_of(int64_t n, int64_t *shape) {
+  int64_t pixels = n / 16, side = 32, batch = 1;
+  if (pixels <= 1024)
+    for (side = 1; side * side < pixels;) side++;
+  else
+    batch = pixels / 1024;
+  shape[0] = batch, shape[1] = side, shape[2] = side, shape[3] = 16;
+}
+
+/* Makes the inputs of c in in[]; returns how many. */
+static int make_inputs(const api_case *c, sg_tensor **in) {
+  int64_t rows, cols, n = c->n;
+  bench_rows_of(n, &rows, &cols);
+  float lo0, hi0, lo1, hi1;
+  bench_op_range(c->op->name, 0, &lo0, &hi0);
+  bench_op_range(c->op->name, 1, &lo1, &hi1);
+  int64_t vec[1] = {n}, mat[2] = {rows, cols};
+  switch (c->op->layout) {
+  case L_VEC1:
+    in[0] = f32(0, vec, 1, lo0, hi0);
+    return 1;
+  case L_VEC2:
+    in[0] = f32(0, vec, 1, lo0, hi0);
+    in[1] = f32(1, vec, 1, lo1, hi1);
+    return 2;
+  case L_WHERE:
+    in[0] = sg_tensor_bool(bench_buffer_bool(2, (size_t)n), vec, 1);
+    in[1] = f32(0, vec, 1, -4, 4);
+    in[2] = f32(1, vec, 1, -4, 4);
+    return 3;
+  case L_ROWS:
+    in[0] = f32(0, mat, 2, -4, 4);
+    return 1;
+  case L_CE: {
+    in[0] = sg_tensor_f32(bench_buffer_labels(1, (size_t)rows, (size_t)cols), mat, 2);
+    in[1] = f32(0, mat, 2, -4, 4);
+    return 2;
+  }
+  case L_MAT: {
+    int64_t sq[2] = {n, n};
+    in[0] = f32(0, sq, 2, -1, 1);
+    in[1] = f32(1, sq, 2, -1, 1);
+    return 2;
+  }
+  case L_HALVES: {
+    int64_t half[2] = {rows, cols / 2};
+    in[0] = f32(0, half, 2, -4, 4);
+    in[1] = f32(1, half, 2, -4, 4);
+    return 2;
+  }
+  case L_HALF_ROWS: {
+    int64_t half[2] = {rows > 1 ? rows / 2 : 1, cols};
+    in[0] = f32(0, half, 2, -4, 4);
+    return 1;
+  }
+  case L_GATHER: {
+    int64_t idx[1] = {rows};
+    in[0] = f32(0, mat, 2, -4, 4);
+    in[1] = sg_tensor_i32(bench_buffer_index(2, (size_t)rows, (int32_t)rows), idx, 1);
+    return 2;
+  }
+  case L_INDICES: {
+    int64_t idx[1] = {rows};
+    in[0] = sg_tensor_i32(bench_buffer_index(2, (size_t)rows, (int32_t)cols), idx, 1);
+    return 1;
+  }
+  case L_IMAGE:
+  case L_IMAGE_DW:
+  case L_IMAGE1: {
+    int64_t img[4], filter[4] = {3, 3, 16, c->op->layout == L_IMAGE ? 16 : 1};
+    image_of(n, img);
+    in[0] = f32(0, img, 4, -1, 1);
+    if (c->op->layout == L_IMAGE1) return 1;
+    in[1] = f32(1, filter, 4, -0.5f, 0.5f);
+    return 2;
+  }
+  case L_BN: {
+    int64_t ch[1] = {cols};
+    in[0] = f32(0, mat, 2, -4, 4);
+    in[1] = f32(1, ch, 1, -1, 1);      /* mean */
+    in[2] = f32(2, ch, 1, 0.5f, 2);    /* variance */
+    in[3] = f32(3, ch, 1, -1, 1);      /* offset */
+    in[4] = f32(4, ch, 1, 0.5f, 1.5f); /* scale */
+    return 5;
+  }
+  case L_STEP:
+    in[0] = f32(0, vec, 1, -1, 1); /* the weights */
+    in[1] = f32(1, vec, 1, -1, 1); /* their gradient */
+    return 2;
+  }
+  return 0;
+}
+
+static void run_api(bench_state *st, void *arg) {
+  const api_case *c = arg;
+  const api_op *op = c->op;
+  char prev_backend[16];
+  snprintf(prev_backend, sizeof prev_backend, "%s", sg_backend_name());
+  int prev_threads = sg_threads();
+  sg_use_backend(c->be->name);
+  sg_set_threads(c->threads);
+  sg_scope_begin("bench");
+
+  sg_tensor *in[MAX_IN] = {NULL}, *xs[MAX_IN], *grads[MAX_IN];
+  int n_in = make_inputs(c, in), nx = 0;
+  sg_tensor *var = NULL;
+  sg_optimizer *opt = NULL;
+  if (op->layout == L_STEP) { /* a variable updated in place, as a training loop does */
+    var = sg_variable(in[0]);
+    opt = strcmp(op->name, "sgd_step") == 0        ? sg_sgd(1e-3f)
+          : strcmp(op->name, "momentum_step") == 0 ? sg_momentum(1e-3f, 0.9f, false)
+                                                   : sg_adam(1e-3f, 0.9f, 0.999f, 1e-8f);
+  }
+  for (int i = 0; i < n_in; i++)
+    if (op->grads >> i & 1u) xs[nx++] = in[i];
+  const char *error = NULL;
+  while (bench_keep_running(st)) {
+    if (opt) {
+      if (sg_optimizer_step(opt, &var, &in[1], 1) != SG_OK) {
+        error = sg_last_error();
+        break;
+      }
+    } else if (nx > 0) {
+      sg_tape_begin();
+      sg_tensor *y = op->call(in);
+      sg_status s = sg_tape_end(y, NULL, xs, nx, grads);
+      sg_dispose(y);
+      if (s != SG_OK) {
+        error = sg_last_error();
+        break;
+      }
+      for (int i = 0; i < nx; i++) sg_dispose(grads[i]);
+    } else {
+      sg_tensor *y = op->call(in);
+      if (!y) {
+        error = sg_last_error();
+        break;
+      }
+      sg_dispose(y);
+    }
+  }
+  if (error) bench_skip_with_error(st, error);
+  sg_clear_error();
+  sg_optimizer_free(opt);
+  sg_dispose(var);
+  sg_scope_end(NULL, 0);
+  sg_use_backend(prev_backend);
+  sg_set_threads(prev_threads);
+  if (error) return;
+
+  double n = (double)c->n, flops = 0, bytes = op->bytes * n, items = n;
+  if (op->layout == L_MAT) { /* C = A B, then dA = dC B^T and dB = A^T dC */
+    flops = 6 * n * n * n, bytes = 32 * n * n, items = n * n;
+  } else {
+    if (op->fwd_slot) flops += bench_op_flops(op->fwd_slot) * n;
+    if (op->bwd_slot && op->grads) flops += bench_op_flops(op->bwd_slot) * n;
+  }
+  bench_work w = {.flops = flops,
+                  .bytes = bytes,
+                  .items = items,
+                  .isa = roofline_isa_of(c->be->name),
+                  .threads = c->threads,
+                  .desc = op->grads ? "forward + backward through the tape"
+                          : opt     ? "one optimizer step"
+                                    : "forward"};
+  bench_report(st, &w);
+}
+
+void bench_register_api(void) {
+  const sg_backend *backends[4];
+  int nb = bench_backends(backends), threads[2], nt = bench_thread_counts(threads);
+  for (size_t o = 0; o < N_OPS; o++) {
+    const api_op *op = &k_ops[o];
+    bool mat = op->layout == L_MAT;
+    const int64_t *sizes = mat ? bench_matmul_sizes : bench_sizes;
+    int n_sizes = mat ? bench_n_matmul_sizes : bench_n_sizes;
+    char name[64];
+    snprintf(name, sizeof name, "%s.%s", op->grads ? "tape" : "api", op->name);
+    for (int s = 0; s < n_sizes; s++) {
+      int64_t n = sizes[s], rows, cols;
+      bench_rows_of(n, &rows, &cols);
+      char shape[96];
+      if (op->layout == L_IMAGE || op->layout == L_IMAGE_DW || op->layout == L_IMAGE1) {
+        int64_t img[4];
+        image_of(n, img);
+        snprintf(shape, sizeof shape, "%lldx%lldx%lldx%lld", (long long)img[0], (long long)img[1],
+                 (long long)img[2], (long long)img[3]);
+      } else if (mat || op->layout == L_VEC1 || op->layout == L_VEC2 || op->layout == L_WHERE ||
+                 op->layout == L_STEP) {
+        snprintf(shape, sizeof shape, "%lld", (long long)n);
+      } else {
+        snprintf(shape, sizeof shape, "%lldx%lld", (long long)rows, (long long)cols);
+      }
+      for (int t = 0; t < nt; t++) {
+        /* Threads only where the engine splits the op: above one chunk of work (a matmul: from
+           2 x 2^21 multiply-adds, engine/op_matmul.c). */
+        if (threads[t] > 1 && (mat ? (double)n * n * n < 2.0 * (1 << 21) : n <= BENCH_GRAIN))
+          continue;
+        for (int b = 0; b < nb; b++) {
+          api_case *c = malloc(sizeof *c);
+          if (!c) abort();
+          *c = (api_case){op, backends[b], n, threads[t]};
+          bench_add(name, backends[b]->name, shape, threads[t], bench_in_default(name, n), run_api,
+                    c);
+        }
+      }
+    }
+  }
+}

@@ -1,0 +1,265 @@
+/* Elementwise kernel benchmarks, forward and backward, straight from backend.h's op lists (so a
+ * new op in a list is benchmarked with no edit here) plus the slots outside them: leaky_relu,
+ * clip, where, dropout and the optimizer updates (sgd, momentum, adam, in place). Named
+ * "<slot>/<backend>/<n>/threads:<T>"; with T > 1 the n elements are cut into the engine's chunks
+ * and run on T OpenMP threads, as the engine runs the op. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "bench.h"
+#include "roofline.h"
+
+typedef enum ew_kind {
+  EW_UNARY,      /* y = f(x) */
+  EW_UNARY_BWD,  /* dx from dy and the saved x or y */
+  EW_BINARY,     /* y = a op b, both contiguous */
+  EW_BINARY_BWD, /* da and db */
+  EW_COMPARE,    /* uint8 y = a cmp b */
+  EW_WHERE,      /* y = c ? a : b */
+  EW_WHERE_BWD,  /* da, db from dy and c */
+  EW_LEAKY,
+  EW_LEAKY_BWD,
+  EW_CLIP,
+  EW_CLIP_BWD,
+  EW_DROPOUT, /* y = keep ? x * scale : 0, rate 0.5 */
+  EW_SGD,     /* the optimizer updates, in place on w (and their state) */
+  EW_MOMENTUM,
+  EW_ADAM
+} ew_kind;
+
+typedef struct ew_op {
+  const char *slot; /* "exp_backward" */
+  const char *op;   /* "exp": input ranges, and the forward that makes a saved y */
+  ew_kind kind;
+  size_t offset;     /* of the slot in sg_backend */
+  size_t fwd_offset; /* backward kinds: of the forward slot */
+  const char *saved; /* unary backward: "X", "Y" or "NONE" */
+} ew_op;
+
+#define UNARY_(name, saved, doc)                                                                   \
+  {#name, #name, EW_UNARY, offsetof(sg_backend, name), 0, NULL},                                   \
+      {#name "_backward",          #name, EW_UNARY_BWD, offsetof(sg_backend, name##_backward),     \
+       offsetof(sg_backend, name), #saved},
+#define STEP_(name, doc) {#name, #name, EW_UNARY, offsetof(sg_backend, name), 0, NULL},
+#define BINARY_(name, doc)                                                                         \
+  {#name, #name, EW_BINARY, offsetof(sg_backend, name), 0, NULL},                                  \
+      {#name "_backward",          #name, EW_BINARY_BWD, offsetof(sg_backend, name##_backward),    \
+       offsetof(sg_backend, name), NULL},
+#define COMPARE_(name, doc) {#name, #name, EW_COMPARE, offsetof(sg_backend, name), 0, NULL},
+
+static const ew_op k_ops[] = {
+    SG_FOR_EACH_UNARY_OP(UNARY_) SG_FOR_EACH_STEP_OP(STEP_){
+        "leaky_relu", "leaky_relu", EW_LEAKY, offsetof(sg_backend, leaky_relu), 0, NULL},
+    {"leaky_relu_backward", "leaky_relu", EW_LEAKY_BWD, offsetof(sg_backend, leaky_relu_backward),
+     0, NULL},
+    {"clip", "clip", EW_CLIP, offsetof(sg_backend, clip), 0, NULL},
+    {"clip_backward", "clip", EW_CLIP_BWD, offsetof(sg_backend, clip_backward), 0, NULL},
+    SG_FOR_EACH_BINARY_OP(BINARY_) SG_FOR_EACH_COMPARE_OP(COMPARE_){
+        "where", "where", EW_WHERE, offsetof(sg_backend, where), 0, NULL},
+    {"where_backward", "where", EW_WHERE_BWD, offsetof(sg_backend, where_backward), 0, NULL},
+    {"dropout", "dropout", EW_DROPOUT, offsetof(sg_backend, dropout), 0, NULL},
+    {"sgd_update", "sgd_update", EW_SGD, offsetof(sg_backend, sgd_update), 0, NULL},
+    {"momentum_update", "momentum_update", EW_MOMENTUM, offsetof(sg_backend, momentum_update), 0,
+     NULL},
+    {"adam_update", "adam_update", EW_ADAM, offsetof(sg_backend, adam_update), 0, NULL},
+};
+#define N_OPS (sizeof k_ops / sizeof k_ops[0])
+
+/* Every kernel type a slot here can have; the case's kind says which member is live. */
+typedef union ew_fn {
+  sg_unary_kernel unary;
+  sg_unary_backward_kernel unary_bwd;
+  sg_binary_kernel binary;
+  sg_binary_backward_kernel binary_bwd;
+  sg_compare_kernel compare;
+  void (*where)(const uint8_t *, size_t, const float *, size_t, const float *, size_t, float *,
+                size_t);
+  void (*where_bwd)(const float *, const uint8_t *, size_t, float *, float *, size_t);
+  void (*leaky)(const float *, float *, size_t, float);
+  void (*leaky_bwd)(const float *, const float *, float *, size_t, float);
+  void (*clip)(const float *, float *, size_t, float, float);
+  void (*clip_bwd)(const float *, const float *, float *, size_t, float, float);
+  void (*dropout)(const float *, float *, size_t, uint64_t, uint64_t, uint64_t, float);
+  void (*sgd)(float *, const float *, size_t, float);
+  void (*momentum)(float *, float *, const float *, size_t, float, float, bool);
+  void (*adam)(float *, float *, float *, const float *, size_t, float, float, float, float, float);
+} ew_fn;
+
+static ew_fn slot_fn(const sg_backend *be, size_t offset) {
+  ew_fn f;
+  memcpy(&f, (const char *)be + offset, sizeof f.unary); /* all function pointers: one size */
+  return f;
+}
+
+typedef struct ew_case {
+  const ew_op *op;
+  const sg_backend *be;
+  int64_t n;
+  int threads;
+} ew_case;
+
+typedef struct ew_job {
+  ew_kind kind;
+  ew_fn f;
+  const float *a, *b, *saved_x, *saved_y, *dy;
+  const uint8_t *cond;
+  float *y, *y2, *state; /* outputs; the optimizers: w, first and second state */
+  uint8_t *ybool;
+} ew_job;
+
+#define ALPHA 0.1f
+#define CLIP_LO -1.0f
+#define CLIP_HI 1.0f
+
+static void ew_range(int64_t lo, int64_t hi, void *ctx) {
+  const ew_job *j = ctx;
+  size_t n = (size_t)(hi - lo), o = (size_t)lo;
+  switch (j->kind) {
+  case EW_UNARY:
+    j->f.unary(j->a + o, j->y + o, n);
+    break;
+  case EW_UNARY_BWD:
+    j->f.unary_bwd(j->dy + o, j->saved_x ? j->saved_x + o : NULL,
+                   j->saved_y ? j->saved_y + o : NULL, j->y + o, n);
+    break;
+  case EW_BINARY:
+    j->f.binary(j->a + o, 1, j->b + o, 1, j->y + o, n);
+    break;
+  case EW_BINARY_BWD:
+    j->f.binary_bwd(j->dy + o, j->a + o, 1, j->b + o, 1, j->saved_y + o, j->y + o, j->y2 + o, n);
+    break;
+  case EW_COMPARE:
+    j->f.compare(j->a + o, 1, j->b + o, 1, j->ybool + o, n);
+    break;
+  case EW_WHERE:
+    j->f.where(j->cond + o, 1, j->a + o, 1, j->b + o, 1, j->y + o, n);
+    break;
+  case EW_WHERE_BWD:
+    j->f.where_bwd(j->dy + o, j->cond + o, 1, j->y + o, j->y2 + o, n);
+    break;
+  case EW_LEAKY:
+    j->f.leaky(j->a + o, j->y + o, n, ALPHA);
+    break;
+  case EW_LEAKY_BWD:
+    j->f.leaky_bwd(j->dy + o, j->a + o, j->y + o, n, ALPHA);
+    break;
+  case EW_CLIP:
+    j->f.clip(j->a + o, j->y + o, n, CLIP_LO, CLIP_HI);
+    break;
+  case EW_CLIP_BWD:
+    j->f.clip_bwd(j->dy + o, j->a + o, j->y + o, n, CLIP_LO, CLIP_HI);
+    break;
+  case EW_DROPOUT: /* the mask hashes the element index: the chunk passes its offset */
+    j->f.dropout(j->a + o, j->y + o, n, (uint64_t)lo, 42, (uint64_t)1 << 31, 2.0f);
+    break;
+  case EW_SGD:
+    j->f.sgd(j->y + o, j->dy + o, n, 1e-3f);
+    break;
+  case EW_MOMENTUM:
+    j->f.momentum(j->y + o, j->y2 + o, j->dy + o, n, 1e-3f, 0.9f, false);
+    break;
+  case EW_ADAM:
+    j->f.adam(j->y + o, j->y2 + o, j->state + o, j->dy + o, n, 1e-3f, 0.9f, 0.999f, 1.0f, 1e-8f);
+    break;
+  }
+}
+
+/* Bytes a call reads and writes, per element, by the kernel contracts in backend.h. */
+static double bytes_per_element(const ew_op *op) {
+  switch (op->kind) {
+  case EW_UNARY:
+  case EW_LEAKY:
+  case EW_CLIP:
+    return 8;
+  case EW_UNARY_BWD:
+    return strcmp(op->saved, "NONE") == 0 ? 8 : 12;
+  case EW_LEAKY_BWD:
+  case EW_CLIP_BWD:
+  case EW_BINARY:
+    return 12;
+  case EW_BINARY_BWD: /* dy, a and b (add and sub read neither), y (pow only); da and db */
+    return strcmp(op->op, "add") == 0 || strcmp(op->op, "sub") == 0 ? 12
+           : strcmp(op->op, "pow") == 0                             ? 24
+                                                                    : 20;
+  case EW_COMPARE:
+    return 9;
+  case EW_WHERE:
+  case EW_WHERE_BWD:
+    return 13;
+  case EW_DROPOUT:
+    return 8;
+  case EW_SGD: /* w read and written, g read; then each state array read and written */
+    return 12;
+  case EW_MOMENTUM:
+    return 20;
+  case EW_ADAM:
+    return 28;
+  }
+  return 0;
+}
+
+static void run_ew(bench_state *st, void *arg) {
+  const ew_case *c = arg;
+  const ew_op *op = c->op;
+  size_t n = (size_t)c->n;
+  float lo0, hi0, lo1, hi1;
+  bench_op_range(op->op, 0, &lo0, &hi0);
+  bench_op_range(op->op, 1, &lo1, &hi1);
+  ew_job j = {.kind = op->kind, .f = slot_fn(c->be, op->offset)};
+  j.a = bench_buffer(0, n, lo0, hi0);
+  j.b = bench_buffer(1, n, lo1, hi1);
+  j.dy = bench_buffer(2, n, -1, 1);
+  j.y = bench_output(3, n);
+  j.y2 = bench_output(4, n);
+  j.ybool = (uint8_t *)j.y;
+  j.cond = bench_buffer_bool(5, n);
+  /* The forward's output where a backward reads it: real values, as in training. */
+  float *fwd_y = bench_output(6, n);
+  if (op->kind == EW_UNARY_BWD) {
+    slot_fn(c->be, op->fwd_offset).unary(j.a, fwd_y, n);
+    j.saved_x = strcmp(op->saved, "Y") != 0 ? j.a : NULL;
+    j.saved_y = strcmp(op->saved, "X") != 0 ? fwd_y : NULL;
+  } else if (op->kind == EW_BINARY_BWD) {
+    slot_fn(c->be, op->fwd_offset).binary(j.a, 1, j.b, 1, fwd_y, n);
+    j.saved_y = fwd_y;
+  } else if (op->kind == EW_SGD || op->kind == EW_MOMENTUM || op->kind == EW_ADAM) {
+    /* Weights from the inputs, state from zero; the updates keep them finite and normal. */
+    memcpy(j.y, j.a, n * sizeof(float));
+    memset(j.y2, 0, n * sizeof(float));
+    memset(fwd_y, 0, n * sizeof(float));
+    j.state = fwd_y;
+  }
+  while (bench_keep_running(st)) {
+    bench_parallel_for(c->n, BENCH_GRAIN, c->threads, ew_range, &j);
+    bench_clobber_memory();
+  }
+  bench_work w = {.flops = bench_op_flops(op->slot) * (double)n,
+                  .bytes = bytes_per_element(op) * (double)n,
+                  .items = (double)n,
+                  .isa = roofline_isa_of(c->be->name),
+                  .threads = c->threads};
+  bench_report(st, &w);
+}
+
+void bench_register_elementwise(void) {
+  const sg_backend *backends[4];
+  int nb = bench_backends(backends), threads[2], nt = bench_thread_counts(threads);
+  for (size_t o = 0; o < N_OPS; o++) {
+    for (int s = 0; s < bench_n_sizes; s++) {
+      int64_t n = bench_sizes[s];
+      char shape[32];
+      snprintf(shape, sizeof shape, "%lld", (long long)n);
+      for (int t = 0; t < nt; t++) {
+        if (threads[t] > 1 && bench_chunks(n, BENCH_GRAIN) < 2) continue; /* serial in the engine */
+        for (int b = 0; b < nb; b++) {
+          ew_case *c = malloc(sizeof *c);
+          if (!c) abort();
+          *c = (ew_case){&k_ops[o], backends[b], n, threads[t]};
+          bench_add(k_ops[o].slot, backends[b]->name, shape, threads[t],
+                    bench_in_default(k_ops[o].slot, n), run_ew, c);
+        }
+      }
+    }
+  }
+}

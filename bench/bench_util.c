@@ -1,0 +1,174 @@
+/* The bench's plumbing: huge-page buffers filled with reproducible inputs, the parallel-for
+ * that splits a kernel benchmark the way the engine splits an op, and the counters every
+ * benchmark reports (bench.h). */
+#define _DEFAULT_SOURCE /* madvise */
+#include <omp.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+
+#include "bench.h"
+#include "roofline.h"
+
+#define HUGE_PAGE ((size_t)2 << 20)
+
+void *bench_alloc(size_t bytes) {
+  size_t size = (bytes + HUGE_PAGE - 1) / HUGE_PAGE * HUGE_PAGE;
+  void *p = aligned_alloc(HUGE_PAGE, size ? size : HUGE_PAGE);
+  if (!p) {
+    fprintf(stderr, "simdgrad_bench: out of memory for %zu bytes\n", bytes);
+    abort();
+  }
+#ifdef MADV_HUGEPAGE
+  madvise(p, size, MADV_HUGEPAGE); /* a hint: 4 KiB pages work too, with more faults */
+#endif
+  return p;
+}
+
+/* The reusable buffers, and what each holds now: gbench calls a benchmark several times while it
+   sizes the iteration count, and refilling 64 MiB inputs each time would cost more than the
+   benchmark. Contents are described by (kind, n, lo, hi); kind 0 means anything (an output). */
+enum { HOLDS_ANY, HOLDS_FLOATS, HOLDS_BOOLS, HOLDS_INDICES, HOLDS_LABELS };
+static struct {
+  void *p;
+  size_t bytes;
+  int kind;
+  size_t n;
+  float lo, hi;
+} g_buffers[BENCH_BUFFERS];
+
+/* Buffer i with room for `bytes`; true when it already holds (kind, n, lo, hi). Buffer i starts
+   i * 256 bytes into its 2 MiB-aligned block, so that no two buffers share their low 12 address
+   bits: a kernel loading one while storing another would otherwise measure 4K-aliasing stalls
+   (STREAM offsets its arrays for the same reason). */
+static bool buffer(int i, size_t bytes, int kind, size_t n, float lo, float hi, void **p) {
+  if (i < 0 || i >= BENCH_BUFFERS) abort();
+  size_t skew = (size_t)i * 256;
+  if (g_buffers[i].bytes < bytes) {
+    free(g_buffers[i].p);
+    g_buffers[i].p = bench_alloc(bytes + skew);
+    g_buffers[i].bytes = bytes;
+    g_buffers[i].kind = HOLDS_ANY;
+  }
+  *p = (char *)g_buffers[i].p + skew;
+  bool same = kind != HOLDS_ANY && g_buffers[i].kind == kind && g_buffers[i].n == n &&
+              g_buffers[i].lo == lo && g_buffers[i].hi == hi;
+  g_buffers[i].kind = kind, g_buffers[i].n = n, g_buffers[i].lo = lo, g_buffers[i].hi = hi;
+  return same;
+}
+
+/* A 24-bit uniform from (buffer, index): a multiply-xorshift hash, cheap and vectorisable. */
+static inline uint32_t hash24(uint32_t k, uint32_t seed) {
+  uint32_t h = k * 0x9E3779B1u ^ seed;
+  h ^= h >> 15;
+  h *= 0x2C1B3C6Du;
+  h ^= h >> 12;
+  h *= 0x297A2D39u;
+  h ^= h >> 15;
+  return h >> 8;
+}
+
+float *bench_buffer(int i, size_t n, float lo, float hi) {
+  void *v;
+  if (buffer(i, n * sizeof(float), HOLDS_FLOATS, n, lo, hi, &v)) return v;
+  float *p = v, scale = (hi - lo) * 0x1p-24f;
+  uint32_t seed = 0x5EEDu + 977u * (uint32_t)i;
+  for (size_t k = 0; k < n; k++) p[k] = lo + scale * (float)hash24((uint32_t)k, seed);
+  return p;
+}
+
+float *bench_output(int i, size_t n) {
+  void *v;
+  buffer(i, n * sizeof(float), HOLDS_ANY, n, 0, 0, &v);
+  return v;
+}
+
+uint8_t *bench_buffer_bool(int i, size_t n) {
+  void *v;
+  if (buffer(i, n, HOLDS_BOOLS, n, 0, 0, &v)) return v;
+  uint8_t *p = v;
+  for (size_t k = 0; k < n; k++) p[k] = (uint8_t)(hash24((uint32_t)k, 0xB001u) & 1u);
+  return p;
+}
+
+float *bench_buffer_labels(int i, size_t rows, size_t cols) {
+  void *v;
+  if (buffer(i, rows * cols * sizeof(float), HOLDS_LABELS, rows, 0, (float)cols, &v)) return v;
+  float *p = v;
+  for (size_t r = 0; r < rows; r++) {
+    float *row = p + r * cols;
+    double s = 0;
+    for (size_t k = 0; k < cols; k++)
+      s += row[k] = 0x1p-24f * (float)(hash24((uint32_t)(r * cols + k), 0x1AB5u) + 1u);
+    for (size_t k = 0; k < cols; k++) row[k] = (float)(row[k] / s);
+  }
+  return p;
+}
+
+int32_t *bench_buffer_index(int i, size_t n, int32_t bound) {
+  void *v;
+  if (buffer(i, n * sizeof(int32_t), HOLDS_INDICES, n, 0, (float)bound, &v)) return v;
+  int32_t *p = v;
+  for (size_t k = 0; k < n; k++)
+    p[k] = (int32_t)(hash24((uint32_t)k, 0x1D8u) % (uint32_t)(bound > 0 ? bound : 1));
+  return p;
+}
+
+void bench_rows_of(int64_t n, int64_t *rows, int64_t *cols) {
+  *cols = n >= BENCH_COLS ? BENCH_COLS : n;
+  *rows = n / *cols;
+}
+
+int64_t bench_chunks(int64_t n, int64_t grain) {
+  if (n <= 0) return 0;
+  return grain < 1 ? n : (n + grain - 1) / grain;
+}
+
+int64_t bench_rows_grain(int64_t row) {
+  return row >= BENCH_GRAIN ? 1 : BENCH_GRAIN / (row > 0 ? row : 1);
+}
+
+void bench_parallel_for(int64_t n, int64_t grain, int threads, bench_range_fn fn, void *ctx) {
+  if (n <= 0) return;
+  if (grain < 1) grain = 1;
+  int64_t chunks = bench_chunks(n, grain);
+  if (chunks == 1 || threads <= 1) {
+    for (int64_t c = 0; c < chunks; c++)
+      fn(c * grain, c * grain + grain < n ? c * grain + grain : n, ctx);
+    return;
+  }
+  if (threads > chunks) threads = (int)chunks;
+#pragma omp parallel for num_threads(threads) schedule(static)
+  for (int64_t c = 0; c < chunks; c++)
+    fn(c * grain, c * grain + grain < n ? c * grain + grain : n, ctx);
+}
+
+static const char *human_bytes(double b, char *buf, size_t size) {
+  if (b < 1024 * 1024)
+    snprintf(buf, size, "%.0f KiB", b / 1024);
+  else
+    snprintf(buf, size, "%.1f MiB", b / (1024 * 1024));
+  return buf;
+}
+
+void bench_report(bench_state *st, const bench_work *w) {
+  double t = bench_elapsed(st);
+  int64_t it = bench_iterations(st);
+  if (t <= 0 || it <= 0) return;
+  double per_call = t / (double)it;
+  if (w->items > 0) bench_counter(st, "items_per_second", w->items / per_call);
+  if (w->bytes > 0) bench_counter(st, "bytes_per_second", w->bytes / per_call);
+  if (w->flops > 0) {
+    bench_counter(st, "FLOPS", w->flops / per_call);
+    if (w->bytes > 0) bench_counter(st, "AI", w->flops / w->bytes);
+  }
+  if (w->bytes <= 0 && w->flops <= 0) return;
+  roof_level level;
+  double bound = roofline_seconds(w->isa, w->threads, w->flops, w->bytes, &level);
+  if (bound > 0) bench_counter(st, "pct_roofline", 100.0 * bound / per_call);
+  char label[160], ws[32];
+  snprintf(label, sizeof label, "%s%s%s in %s", w->desc ? w->desc : "", w->desc ? "; " : "",
+           human_bytes(w->bytes, ws, sizeof ws), roofline_level_name(level));
+  bench_set_label(st, label);
+}

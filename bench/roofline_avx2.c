@@ -1,0 +1,29 @@
+/* The roofline loops with AVX2 and FMA (see roofline_isa.h); compiled with -mavx2 -mfma. */
+#include <immintrin.h>
+
+#include "roofline_isa.h"
+
+#define ACC 12 /* of the 16 ymm registers; 2 FMA pipes x latency 4-5 need 8-10 */
+
+double bench_fma_loop__avx2(int64_t iters, float c, float b, float *sink) {
+  __m256 acc[ACC], vc = _mm256_set1_ps(c), vb = _mm256_set1_ps(b);
+  for (int j = 0; j < ACC; j++) acc[j] = _mm256_set1_ps(1.0f + (float)j);
+  for (int64_t i = 0; i < iters; i++)
+    for (int j = 0; j < ACC; j++) acc[j] = _mm256_fmadd_ps(acc[j], vc, vb);
+  float s = 0;
+  for (int j = 0; j < ACC; j++) s += _mm256_cvtss_f32(acc[j]);
+  *sink = s;
+  return 2.0 * 8 * ACC * (double)iters;
+}
+
+void bench_triad__avx2(float *restrict a, const float *restrict b, const float *restrict c,
+                       size_t n, float s) {
+  __m256 vs = _mm256_set1_ps(s);
+  for (size_t i = 0; i < n; i += 16) {
+    __m256 x0 = _mm256_add_ps(_mm256_load_ps(b + i), _mm256_mul_ps(vs, _mm256_load_ps(c + i)));
+    __m256 x1 =
+        _mm256_add_ps(_mm256_load_ps(b + i + 8), _mm256_mul_ps(vs, _mm256_load_ps(c + i + 8)));
+    _mm256_store_ps(a + i, x0);
+    _mm256_store_ps(a + i + 8, x1);
+  }
+}

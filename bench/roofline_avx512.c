@@ -1,0 +1,29 @@
+/* The roofline loops with AVX-512 (see roofline_isa.h); compiled with -mavx512f -mfma. */
+#include <immintrin.h>
+
+#include "roofline_isa.h"
+
+#define ACC 16 /* of the 32 zmm registers: twice the 2 pipes x latency 4 */
+
+double bench_fma_loop__avx512(int64_t iters, float c, float b, float *sink) {
+  __m512 acc[ACC], vc = _mm512_set1_ps(c), vb = _mm512_set1_ps(b);
+  for (int j = 0; j < ACC; j++) acc[j] = _mm512_set1_ps(1.0f + (float)j);
+  for (int64_t i = 0; i < iters; i++)
+    for (int j = 0; j < ACC; j++) acc[j] = _mm512_fmadd_ps(acc[j], vc, vb);
+  float s = 0;
+  for (int j = 0; j < ACC; j++) s += _mm512_cvtss_f32(acc[j]);
+  *sink = s;
+  return 2.0 * 16 * ACC * (double)iters;
+}
+
+void bench_triad__avx512(float *restrict a, const float *restrict b, const float *restrict c,
+                         size_t n, float s) {
+  __m512 vs = _mm512_set1_ps(s);
+  for (size_t i = 0; i < n; i += 32) {
+    __m512 x0 = _mm512_add_ps(_mm512_load_ps(b + i), _mm512_mul_ps(vs, _mm512_load_ps(c + i)));
+    __m512 x1 =
+        _mm512_add_ps(_mm512_load_ps(b + i + 16), _mm512_mul_ps(vs, _mm512_load_ps(c + i + 16)));
+    _mm512_store_ps(a + i, x0);
+    _mm512_store_ps(a + i + 16, x1);
+  }
+}

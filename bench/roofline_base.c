@@ -1,0 +1,46 @@
+/* The roofline loops at the baseline ISA (see roofline_isa.h): what code compiled without ISA
+ * flags, the scalar backend included, can reach. On x86-64 that is SSE2 without FMA, so the
+ * loop is a multiply and an add per accumulator; on aarch64 it is NEON FMA. */
+#include "roofline_isa.h"
+
+#if defined(__aarch64__)
+#include <arm_neon.h>
+#define ACC 16
+typedef float32x4_t vec;
+static inline vec splat(float v) { return vdupq_n_f32(v); }
+static inline vec madd(vec a, vec c, vec b) { return vfmaq_f32(b, a, c); }
+static inline float lane0(vec a) { return vgetq_lane_f32(a, 0); }
+#define LANES 4
+#elif defined(__SSE2__)
+#include <emmintrin.h>
+#define ACC 12
+typedef __m128 vec;
+static inline vec splat(float v) { return _mm_set1_ps(v); }
+static inline vec madd(vec a, vec c, vec b) { return _mm_add_ps(_mm_mul_ps(a, c), b); }
+static inline float lane0(vec a) { return _mm_cvtss_f32(a); }
+#define LANES 4
+#else
+#define ACC 8
+typedef float vec;
+static inline vec splat(float v) { return v; }
+static inline vec madd(vec a, vec c, vec b) { return a * c + b; }
+static inline float lane0(vec a) { return a; }
+#define LANES 1
+#endif
+
+double bench_fma_loop__base(int64_t iters, float c, float b, float *sink) {
+  vec acc[ACC], vc = splat(c), vb = splat(b);
+  for (int j = 0; j < ACC; j++) acc[j] = splat(1.0f + (float)j);
+  for (int64_t i = 0; i < iters; i++)
+    for (int j = 0; j < ACC; j++) acc[j] = madd(acc[j], vc, vb); /* unrolled at -O3 */
+  float s = 0;
+  for (int j = 0; j < ACC; j++) s += lane0(acc[j]);
+  *sink = s;
+  return 2.0 * LANES * ACC * (double)iters;
+}
+
+/* Plain C: -O3 vectorises it with the baseline's vectors, as it does the scalar kernels. */
+void bench_triad__base(float *restrict a, const float *restrict b, const float *restrict c,
+                       size_t n, float s) {
+  for (size_t i = 0; i < n; i++) a[i] = b[i] + s * c[i];
+}

@@ -1,0 +1,28 @@
+/* The register-only FMA loop and the STREAM triad, one copy per instruction set: roofline_base.c
+ * (the baseline ISA, no flags: SSE2 on x86-64, NEON on aarch64), roofline_avx2.c (-mavx2 -mfma)
+ * and roofline_avx512.c (-mavx512f -mfma). roofline.c calls a copy only on a CPU that has its
+ * ISA, from one OpenMP thread per core it measures.
+ */
+#ifndef SIMDGRAD_BENCH_ROOFLINE_ISA_H
+#define SIMDGRAD_BENCH_ROOFLINE_ISA_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+/* iters rounds of independent a = a * c + b on every accumulator register (enough of them to
+   cover the FMA latency on every pipe); c and b are read at run time so nothing folds. Returns
+   the FLOPs done (2 per lane per accumulator per round) and stores a sum in *sink. */
+double bench_fma_loop__base(int64_t iters, float c, float b, float *sink);
+double bench_fma_loop__avx2(int64_t iters, float c, float b, float *sink);
+double bench_fma_loop__avx512(int64_t iters, float c, float b, float *sink);
+
+/* a[i] = b[i] + s * c[i] for i < n: 12 bytes per element (two loads, one store). n is a
+   multiple of 64 and the arrays are 64-byte aligned. */
+void bench_triad__base(float *restrict a, const float *restrict b, const float *restrict c,
+                       size_t n, float s);
+void bench_triad__avx2(float *restrict a, const float *restrict b, const float *restrict c,
+                       size_t n, float s);
+void bench_triad__avx512(float *restrict a, const float *restrict b, const float *restrict c,
+                         size_t n, float s);
+
+#endif /* SIMDGRAD_BENCH_ROOFLINE_ISA_H */
