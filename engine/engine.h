@@ -149,6 +149,11 @@ typedef struct sg_op {
   const char *name;
   bool record; /* this op is outermost and a tape is open */
   uint64_t t0; /* debug mode: start time in ns */
+  /* The profiler (engine/profile.h): sg__op_begin clears prof; sg__profile_op_begin sets it
+     when it opens a call, which sg__op_end / sg__op_fail must then close. */
+  bool prof;
+  uint32_t prof_gen; /* epoch of this thread's profile record when the call opened */
+  int32_t prof_call; /* the call's index in this thread's record, -1 when dropped */
 } sg_op;
 
 /* Enters an op. Returns false (with the error set) only if the engine cannot start. */

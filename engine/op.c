@@ -1,10 +1,13 @@
-/* The op frame: recording decisions (only the outermost op is recorded), and debug mode's
- * per-op log line and NaN/Inf scan. */
+/* The op frame: recording decisions (only the outermost op is recorded), debug mode's per-op
+ * log line and NaN/Inf scan, and the profiler's hooks (Note [profiler cost] in
+ * engine/profile.h: with both off, an op pays two relaxed loads and one predictable branch). */
+#define _POSIX_C_SOURCE 199309L /* clock_gettime under -std=c11 */
 #include <math.h>
 #include <stdio.h>
 #include <time.h>
 
 #include "engine.h"
+#include "engine/profile.h"
 
 static uint64_t now_ns(void) {
   struct timespec ts;
@@ -17,8 +20,13 @@ bool sg__op_begin(sg_op *op, const char *name) {
   op->name = name;
   op->record = c->tape != NULL && c->op_depth == 0;
   op->t0 = 0;
+  op->prof = false;
   c->op_depth++;
-  if (__builtin_expect(sg_debug(), 0)) op->t0 = now_ns();
+  /* Either mode sets t0, which sends sg__op_end down its slow path. */
+  if (__builtin_expect(sg_debug() || sg__profile_on(), 0)) {
+    op->t0 = now_ns();
+    if (sg__profile_on()) sg__profile_op_begin(op);
+  }
   return true;
 }
 
@@ -33,7 +41,9 @@ static int64_t first_non_finite(const sg_tensor *t) {
 sg_tensor *sg__op_end(sg_op *op, sg_tensor *out) {
   sg_ctx *c = sg__ctx();
   c->op_depth--;
-  if (__builtin_expect(op->t0 == 0, 1) || !out) return out;
+  if (__builtin_expect(op->t0 == 0, 1)) return out;
+  if (op->prof) sg__profile_op_end(op, out, out == NULL);
+  if (!out || !sg_debug()) return out;
   /* Debug mode. Inner ops of a composite log too, indented by depth. */
   uint64_t dt = now_ns() - op->t0;
   char shape[SG_SHAPE_STR_MAX];
@@ -53,7 +63,7 @@ sg_tensor *sg__op_end(sg_op *op, sg_tensor *out) {
 }
 
 sg_tensor *sg__op_fail(sg_op *op) {
-  (void)op;
   sg__ctx()->op_depth--;
+  if (__builtin_expect(op->prof, 0)) sg__profile_op_end(op, NULL, true);
   return NULL;
 }

@@ -5,6 +5,7 @@
 
 #include "engine.h"
 #include "engine/idmap.h"
+#include "engine/profile.h"
 
 #define NODES_PER_BLOCK 256
 
@@ -61,6 +62,8 @@ static char *intern_scope(sg_tape *t, const char *path) {
 
 sg_node *sg__record(sg_op *op, sg_grad_fn grad, sg_tensor *const *inputs, int n_inputs,
                     sg_tensor *out) {
+  /* The profiler takes the input shapes here (Note [profiler cost] in engine/profile.h). */
+  if (__builtin_expect(sg__profile_on(), 0) && op->prof) sg__profile_inputs(op, inputs, n_inputs);
   if (!op->record) return NULL;
   sg_ctx *c = sg__ctx();
   sg_tape *t = c->tape;
@@ -224,7 +227,12 @@ static sg_status backprop(sg_tape *t, sg_tensor *y, sg_tensor *dy, sg_tensor *co
         needp[k] = nd->inputs[k].dtype == SG_F32 && sg_idmap_has(&from_x, nd->inputs[k].id);
         dx[k] = NULL;
       }
+      /* The profiler sees each gradient function as a backward call of the node's op, in
+         the node's scope, with summing into an existing gradient nested in it. */
+      sg_op frame = {.prof = false};
+      if (__builtin_expect(sg__profile_on(), 0)) sg__profile_grad_begin(&frame, nd, gy);
       st = nd->grad(nd, gy, needp, dx);
+      if (frame.prof) sg__profile_grad_outputs(&frame, dx, nd->n_inputs);
       for (int k = 0; k < nd->n_inputs; k++) {
         if (!dx[k]) continue;
         if (st != SG_OK || !needp[k]) {
@@ -232,10 +240,19 @@ static sg_status backprop(sg_tape *t, sg_tensor *y, sg_tensor *dy, sg_tensor *co
           continue;
         }
         uint64_t id = nd->inputs[k].id;
-        sg_tensor *sum = accumulate(sg_idmap_get(&grad, id), dx[k]);
+        sg_tensor *prev = sg_idmap_get(&grad, id);
+        sg_op acc = {.prof = false};
+        if (frame.prof && prev) {
+          sg__profile_work_begin(&acc, "accumulate_grad", "add");
+          sg_tensor *both[2] = {prev, dx[k]};
+          sg__profile_inputs(&acc, both, 2);
+        }
+        sg_tensor *sum = accumulate(prev, dx[k]);
+        if (acc.prof) sg__profile_op_end(&acc, sum, sum == NULL);
         if (!sum) st = sg_last_status();
         sg_idmap_put(&grad, id, sum);
       }
+      if (frame.prof) sg__profile_op_end(&frame, NULL, st != SG_OK);
     }
     if (needp != need) free(needp);
     if (dx != dx_small) free(dx);
