@@ -1,0 +1,177 @@
+/* The vector vocabulary the ISA-neutral kernel templates (kernels_avx2/simd_*.inc) are written
+ * in, for AArch64 Advanced SIMD (NEON): 4 floats per vector, masks as all-ones uint32 lanes.
+ * Only files in kernels_neon/ include this. NEON is part of the AArch64 baseline, so no flags. */
+#ifndef SIMDGRAD_VEC_NEON_H
+#define SIMDGRAD_VEC_NEON_H
+
+#include <arm_neon.h>
+#include <math.h>
+#include <sleef.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+
+#define VN 4
+#define SG_KERNEL(name) sg_f32_##name##__neon
+
+typedef float32x4_t vf;
+typedef uint32x4_t vmask; /* all-ones lanes where true */
+
+static inline vf vset1(float x) { return vdupq_n_f32(x); }
+static inline vf vzero(void) { return vdupq_n_f32(0.0f); }
+static inline vf vloadu(const float *p) { return vld1q_f32(p); }
+static inline void vstoreu(float *p, vf v) { vst1q_f32(p, v); }
+
+/* Lanes [0, n) for n < VN. NEON has no masked load or store, so the tails go lane by lane
+   (a 64-bit pair and single lanes): nothing past p[n-1] is read or written, other lanes are 0. */
+static inline vmask vtail_lanes(size_t n) {
+  static const uint32_t idx[4] = {0, 1, 2, 3};
+  return vcltq_u32(vld1q_u32(idx), vdupq_n_u32((uint32_t)n));
+}
+static inline vf vload_tail(const float *p, size_t n) {
+  switch (n) {
+  case 1:
+    return vld1q_lane_f32(p, vzero(), 0);
+  case 2:
+    return vcombine_f32(vld1_f32(p), vdup_n_f32(0.0f));
+  case 3:
+    return vld1q_lane_f32(p + 2, vcombine_f32(vld1_f32(p), vdup_n_f32(0.0f)), 2);
+  default:
+    return vzero();
+  }
+}
+static inline void vstore_tail(float *p, vf v, size_t n) {
+  switch (n) {
+  case 1:
+    vst1q_lane_f32(p, v, 0);
+    break;
+  case 2:
+    vst1_f32(p, vget_low_f32(v));
+    break;
+  case 3:
+    vst1_f32(p, vget_low_f32(v));
+    vst1q_lane_f32(p + 2, v, 2);
+    break;
+  default:
+    break;
+  }
+}
+
+/* Non-temporal store in the x86 backends. AArch64's STNP stores register pairs and gcc 12 has
+   no intrinsic for it, so this is a plain store (and the fence nothing): same results, only
+   without the cache hint. */
+static inline void vstream(float *p, vf v) { vst1q_f32(p, v); }
+static inline void vstream_fence(void) {}
+
+static inline vf vadd(vf a, vf b) { return vaddq_f32(a, b); }
+static inline vf vsub(vf a, vf b) { return vsubq_f32(a, b); }
+static inline vf vmul(vf a, vf b) { return vmulq_f32(a, b); }
+static inline vf vdiv(vf a, vf b) { return vdivq_f32(a, b); }
+/* a * b + c, fused (vfmaq_f32 takes the addend first). */
+static inline vf vfma(vf a, vf b, vf c) { return vfmaq_f32(c, a, b); }
+/* a * b - c and c - a * b, each rounded once (FMLS computes the second). */
+static inline vf vfms(vf a, vf b, vf c) { return vfmaq_f32(vnegq_f32(c), a, b); }
+static inline vf vfnma(vf a, vf b, vf c) { return vfmsq_f32(c, a, b); }
+/* Integer lanes: the bits of a vector, shifts and masks of them, and table look-ups. */
+typedef uint32x4_t vi;
+static inline vi vbits(vf a) { return vreinterpretq_u32_f32(a); }
+static inline vf vfrom_bits(vi a) { return vreinterpretq_f32_u32(a); }
+static inline vi vbits_shr(vi a, unsigned k) { return vshlq_u32(a, vdupq_n_s32(-(int)k)); }
+static inline vi vbits_and(vi a, uint32_t m) { return vandq_u32(a, vdupq_n_u32(m)); }
+/* t[idx & 15] in each lane, t 64-byte aligned: TBL over the table's 64 bytes, with the byte
+   indices 4 (idx & 15) + 0..3 of each lane. */
+static inline vf vlookup16(const float *t, vi idx) {
+  const uint8_t *b = (const uint8_t *)t;
+  uint8x16x4_t tab = {{vld1q_u8(b), vld1q_u8(b + 16), vld1q_u8(b + 32), vld1q_u8(b + 48)}};
+  uint32x4_t at = vmulq_n_u32(vandq_u32(idx, vdupq_n_u32(15)), 0x04040404u);
+  at = vaddq_u32(at, vdupq_n_u32(0x03020100u));
+  return vreinterpretq_f32_u8(vqtbl4q_u8(tab, vreinterpretq_u8_u32(at)));
+}
+/* 1 / a to about 16 bits: FRECPE gives 8, so one Newton step (FRECPS) is built in to match the
+   x86 estimates' 12 or 14 (a further step doubles it). */
+static inline vf vrcp_approx(vf a) {
+  vf r = vrecpeq_f32(a);
+  return vmulq_f32(r, vrecpsq_f32(a, r));
+}
+static inline vf vsqrt(vf a) { return vsqrtq_f32(a); }
+static inline vf vabs(vf a) { return vabsq_f32(a); }
+static inline vf vneg(vf a) { return vnegq_f32(a); }
+/* FMAX/FMIN give NaN when either operand is NaN, where x86 gives the second operand. The
+   templates only rely on what both share: a NaN in the second operand comes out (the clamps
+   in simd_math.inc); elsewhere NaN is guarded by visnan (relu, clip, maximum, the max/min
+   reductions, pooling) or feeds a NaN-propagating sum. */
+static inline vf vmax(vf a, vf b) { return vmaxq_f32(a, b); }
+static inline vf vmin(vf a, vf b) { return vminq_f32(a, b); }
+static inline vf vfloor(vf a) { return vrndmq_f32(a); }
+static inline vf vceil(vf a) { return vrndpq_f32(a); }
+static inline vf vround_even(vf a) { return vrndnq_f32(a); }
+
+/* Ordered comparisons (false on NaN); vneq is unordered-or-unequal, as x86's NEQ_UQ. */
+static inline vmask vgt(vf a, vf b) { return vcgtq_f32(a, b); }
+static inline vmask vge(vf a, vf b) { return vcgeq_f32(a, b); }
+static inline vmask vlt(vf a, vf b) { return vcltq_f32(a, b); }
+static inline vmask vle(vf a, vf b) { return vcleq_f32(a, b); }
+static inline vmask veq(vf a, vf b) { return vceqq_f32(a, b); }
+static inline vmask vneq(vf a, vf b) { return vmvnq_u32(vceqq_f32(a, b)); }
+static inline vmask visnan(vf a) { return vmvnq_u32(vceqq_f32(a, a)); }
+static inline vmask vmask_or(vmask a, vmask b) { return vorrq_u32(a, b); }
+static inline vmask vmask_and(vmask a, vmask b) { return vandq_u32(a, b); }
+static inline int vmask_any(vmask m) { return vmaxvq_u32(m) != 0; }
+/* m ? a : b. As and/bic/orr rather than vbslq_f32, which gcc treats as opaque: this way it
+   picks BSL, BIT or BIF itself and folds a mask's inversion (visnan) into the choice. */
+static inline vf vselect(vmask m, vf a, vf b) {
+  uint32x4_t ua = vreinterpretq_u32_f32(a), ub = vreinterpretq_u32_f32(b);
+  return vreinterpretq_f32_u32(vorrq_u32(vandq_u32(m, ua), vbicq_u32(ub, m)));
+}
+/* m ? a : 0 */
+static inline vf vand_mask(vmask m, vf a) {
+  return vreinterpretq_f32_u32(vandq_u32(m, vreinterpretq_u32_f32(a)));
+}
+
+/* Bytes 0/1 from a mask, and back; n < VN touches only the first n bytes. */
+static inline void vmask_store_bytes(uint8_t *out, vmask m, size_t n) {
+  uint16x4_t h = vmovn_u32(m);
+  uint8x8_t b = vand_u8(vmovn_u16(vcombine_u16(h, h)), vdup_n_u8(1));
+  uint32_t four = vget_lane_u32(vreinterpret_u32_u8(b), 0);
+  memcpy(out, &four, n >= VN ? VN : n);
+}
+static inline vmask vmask_load_bytes(const uint8_t *c, size_t n) {
+  uint32_t four = 0;
+  memcpy(&four, c, n >= VN ? VN : n);
+  uint8x8_t b = vreinterpret_u8_u32(vdup_n_u32(four));
+  uint32x4_t w = vmovl_u16(vget_low_u16(vmovl_u8(b)));
+  return vtstq_u32(w, w);
+}
+
+/* Horizontal reductions (single across-vector instructions). */
+static inline float vhsum(vf v) { return vaddvq_f32(v); }
+static inline float vhmax(vf v) { return vmaxvq_f32(v); }
+static inline float vhmin(vf v) { return vminvq_f32(v); }
+
+/* x * 2^n for n integral (a float), n in [-160, 129]: two exact power-of-two factors (each
+   a normal float) so that the product rounds once, also into the denormals or to inf. */
+static inline vf vldexp(vf x, vf n) {
+  int32x4_t ni = vcvtnq_s32_f32(n);
+  int32x4_t n1 = vshrq_n_s32(ni, 1), n2 = vsubq_s32(ni, n1);
+  int32x4_t bias = vdupq_n_s32(127);
+  vf s1 = vreinterpretq_f32_s32(vshlq_n_s32(vaddq_s32(n1, bias), 23));
+  vf s2 = vreinterpretq_f32_s32(vshlq_n_s32(vaddq_s32(n2, bias), 23));
+  return vmulq_f32(vmulq_f32(x, s1), s2);
+}
+/* |mag| with the sign bit of sgn. */
+static inline vf vcopysign(vf mag, vf sgn) { return vbslq_f32(vdupq_n_u32(0x80000000u), sgn, mag); }
+
+/* SLEEF, 1.0 ULP class (u10), Advanced SIMD builds, where simd_math.inc has nothing faster. */
+static inline vf vexpm1(vf a) { return Sleef_expm1f4_u10advsimd(a); }
+static inline vf vlog(vf a) { return Sleef_logf4_u10advsimd(a); }
+static inline vf vlog1p(vf a) { return Sleef_log1pf4_u10advsimd(a); }
+static inline vf vsin(vf a) { return Sleef_sinf4_u10advsimd(a); }
+static inline vf vcos(vf a) { return Sleef_cosf4_u10advsimd(a); }
+static inline vf verf(vf a) { return Sleef_erff4_u10advsimd(a); }
+static inline vf vpow(vf a, vf b) { return Sleef_powf4_u10advsimd(a, b); }
+
+/* vexp, vtanh, vphi, vgelu. Its clamps rely on vmax/vmin letting NaN through, which FMAX and
+   FMIN do (above). */
+#include "kernels_avx2/simd_math.inc"
+
+#endif
