@@ -44,16 +44,22 @@ static void build_tables(void) {
   g_available[BE_SCALAR] = true;
   g_best = BE_SCALAR;
 #ifdef SIMDGRAD_HAVE_AVX2
-  g_tables[BE_AVX2] = g_tables[BE_SCALAR];
-  sg_backend_fill__avx2(&g_tables[BE_AVX2]);
+  /* The fill functions are compiled with their ISA's flags and may use its instructions
+     themselves (gcc copies the table with zmm moves): call them only on a CPU that has it. */
   g_available[BE_AVX2] = sg__cpu_can_avx2(&g_cpu);
-  if (g_available[BE_AVX2]) g_best = BE_AVX2;
+  if (g_available[BE_AVX2]) {
+    g_tables[BE_AVX2] = g_tables[BE_SCALAR];
+    sg_backend_fill__avx2(&g_tables[BE_AVX2]);
+    g_best = BE_AVX2;
+  }
 #endif
 #ifdef SIMDGRAD_HAVE_AVX512
-  g_tables[BE_AVX512] = g_available[BE_AVX2] ? g_tables[BE_AVX2] : g_tables[BE_SCALAR];
-  sg_backend_fill__avx512(&g_tables[BE_AVX512]);
   g_available[BE_AVX512] = g_available[BE_AVX2] && sg__cpu_can_avx512(&g_cpu);
-  if (g_available[BE_AVX512]) g_best = BE_AVX512;
+  if (g_available[BE_AVX512]) {
+    g_tables[BE_AVX512] = g_tables[BE_AVX2];
+    sg_backend_fill__avx512(&g_tables[BE_AVX512]);
+    g_best = BE_AVX512;
+  }
 #endif
 #ifdef SIMDGRAD_HAVE_NEON
   g_tables[BE_NEON] = g_tables[BE_SCALAR];
@@ -86,16 +92,22 @@ static void init_once(void) {
     else
       chosen = want;
   }
-  atomic_store(&g_current, &g_tables[chosen]);
   int threads = omp_get_num_procs();
   const char *tenv = getenv("SIMDGRAD_THREADS");
   if (tenv && atoi(tenv) > 0) threads = atoi(tenv);
   atomic_store(&g_threads, threads);
   const char *denv = getenv("SIMDGRAD_DEBUG");
   atomic_store(&g_debug, denv && *denv && strcmp(denv, "0") != 0);
+  /* Last: a thread that sees g_current set skips pthread_once, so everything else must be
+     in place before it (the store releases the writes above). */
+  atomic_store(&g_current, &g_tables[chosen]);
 }
 
-void sg__ensure_init(void) { pthread_once(&g_once, init_once); }
+/* Every entry point calls this: after start-up it is one load, not a call into pthread_once. */
+void sg__ensure_init(void) {
+  if (__builtin_expect(atomic_load_explicit(&g_current, memory_order_acquire) != NULL, 1)) return;
+  pthread_once(&g_once, init_once);
+}
 
 sg_status sg_init(void) {
   sg__ensure_init();
@@ -156,6 +168,8 @@ void sg_set_debug(bool on) {
   atomic_store(&g_debug, on);
 }
 
+/* On every op's path: the start-up check (one load of g_current, which init_once stores after
+   the flag) and a relaxed load of the flag. */
 bool sg_debug(void) {
   sg__ensure_init();
   return atomic_load_explicit(&g_debug, memory_order_relaxed);

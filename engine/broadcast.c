@@ -15,8 +15,23 @@ static void shape_list(int n, const int64_t *const *shapes, const int *ranks, ch
   }
 }
 
+/* All n shapes equal (the common case, and the one tiny ops hit): no rules to apply. */
+static bool all_same(int n, const int64_t *const *shapes, const int *ranks) {
+  for (int k = 1; k < n; k++) {
+    if (ranks[k] != ranks[0]) return false;
+    for (int d = 0; d < ranks[0]; d++)
+      if (shapes[k][d] != shapes[0][d]) return false;
+  }
+  return true;
+}
+
 bool sg__broadcast_shape(const char *op, int n, const int64_t *const *shapes, const int *ranks,
                          int64_t *out_shape, int *out_rank) {
+  if (all_same(n, shapes, ranks)) {
+    for (int d = 0; d < ranks[0]; d++) out_shape[d] = shapes[0][d];
+    *out_rank = ranks[0];
+    return true;
+  }
   int rank = 0;
   for (int k = 0; k < n; k++)
     if (ranks[k] > rank) rank = ranks[k];
@@ -46,6 +61,12 @@ void sg__bcast_plan(sg_bcast *bc, int n, const int64_t *const *shapes, const int
   bc->n_operands = n;
   bc->numel = 1;
   for (int d = 0; d < out_rank; d++) bc->numel *= out_shape[d];
+  if (all_same(n, shapes, ranks)) { /* one contiguous run for every operand */
+    bc->rank = 1;
+    bc->dims[0] = bc->numel;
+    for (int k = 0; k < n; k++) bc->strides[k][0] = bc->numel > 1 ? 1 : 0;
+    return;
+  }
 
   /* Each operand's row-major element strides along the output's dimensions, 0 where it
      broadcasts (a missing leading dimension or a 1 against a larger dimension). */

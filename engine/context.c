@@ -1,12 +1,44 @@
 /* The per-thread engine context and error reporting. */
+#include <pthread.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "engine.h"
 
-static _Thread_local sg_ctx tls_ctx;
+/* The context lives on the heap, reached through one initial-exec TLS pointer. Initial-exec
+   because in the shared library a plain _Thread_local access is a call to __tls_get_addr (about
+   15 of them per op before); on the heap because with any initial-exec variable the library's
+   whole TLS block must fit the few hundred bytes glibc keeps for libraries loaded by dlopen
+   (Python's ctypes after torch, say), and a context is 4 KiB. */
+static _Thread_local sg_ctx *tls_ctx __attribute__((tls_model("initial-exec")));
+static pthread_key_t g_ctx_key;
+static pthread_once_t g_ctx_once = PTHREAD_ONCE_INIT;
+/* Only when a context cannot be allocated: threads then share it (their errors and scopes may
+   mix), which beats crashing a program that is out of memory anyway. */
+static sg_ctx g_oom_ctx;
 
-sg_ctx *sg__ctx(void) { return &tls_ctx; }
+static void ctx_free(void *p) {
+  sg_ctx *c = p;
+  tls_ctx = NULL; /* work later in thread exit makes a fresh one */
+  free(c->tracked);
+  free(c);
+}
+static void make_ctx_key(void) { pthread_key_create(&g_ctx_key, ctx_free); }
+
+static sg_ctx *ctx_attach(void) {
+  sg_ctx *c = calloc(1, sizeof *c);
+  if (!c) return &g_oom_ctx;
+  pthread_once(&g_ctx_once, make_ctx_key);
+  pthread_setspecific(g_ctx_key, c);
+  tls_ctx = c;
+  return c;
+}
+
+sg_ctx *sg__ctx(void) {
+  sg_ctx *c = tls_ctx;
+  return __builtin_expect(c != NULL, 1) ? c : ctx_attach();
+}
 
 static sg_status set_error(sg_status st, const char *op, const char *scope, const char *fmt,
                            va_list ap) {

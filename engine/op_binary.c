@@ -66,6 +66,23 @@ static void binary_run(const sg_bcast_run *r, void *arg) {
   c->fn(c->a + r->off[0], r->step[0], c->b + r->off[1], r->step[1], c->y + r->out, (size_t)r->n);
 }
 
+/* Same-shape operands skip the broadcast plan: one flat range. */
+static void binary_flat(int64_t lo, int64_t hi, void *arg) {
+  const binary_ctx *c = arg;
+  c->fn(c->a + lo, 1, c->b + lo, 1, c->y + lo, (size_t)(hi - lo));
+}
+
+/* Chunks for a flat elementwise pass: one per thread once that is more than the usual grain,
+   so that a kernel sees the whole of a large output at once (and streams it past the cache,
+   see SG_STREAM_MIN in kernels_avx2/simd_binary.inc). Elementwise results do not depend on the
+   chunking; boundaries stay at multiples of 4096 elements. */
+static int64_t flat_grain(int64_t n) {
+  if (n <= SG_GRAIN_ELEMENTWISE) return SG_GRAIN_ELEMENTWISE; /* serial anyway */
+  int64_t per_thread = (n + sg_threads() - 1) / sg_threads();
+  per_thread = (per_thread + 4095) / 4096 * 4096;
+  return per_thread > SG_GRAIN_ELEMENTWISE ? per_thread : SG_GRAIN_ELEMENTWISE;
+}
+
 /* What the forward keeps for the backward kernel: the inputs (not for add, sub) and y (pow). */
 enum { SAVE_NONE = 0, SAVE_AB = 1, SAVE_ABY = 2 };
 
@@ -73,15 +90,23 @@ static sg_tensor *binary_op(const char *name, sg_tensor *a, sg_tensor *b, sg_bin
                             sg_grad_fn grad, int save) {
   sg_op op;
   if (!sg__op_begin(&op, name) || !check_f32_pair(a, b, name)) return sg__op_fail(&op);
-  sg_bcast bc;
-  int64_t shape[SG_MAX_RANK];
-  int rank;
   sg_tensor *ab[2] = {a, b};
-  if (!plan_tensors(&bc, name, ab, 2, shape, &rank)) return sg__op_fail(&op);
-  sg_tensor *y = sg__new(SG_F32, shape, rank);
-  if (!y) return sg__op_fail(&op);
-  binary_ctx c = {fn, sg__f32(a), sg__f32(b), sg__f32(y)};
-  sg__bcast_for_each(&bc, binary_run, &c);
+  sg_tensor *y;
+  if (sg__same_shape(a, b)) {
+    y = sg__new(SG_F32, a->shape, a->rank);
+    if (!y) return sg__op_fail(&op);
+    binary_ctx c = {fn, sg__f32(a), sg__f32(b), sg__f32(y)};
+    sg_parallel_for(y->numel, flat_grain(y->numel), binary_flat, &c);
+  } else {
+    sg_bcast bc;
+    int64_t shape[SG_MAX_RANK];
+    int rank;
+    if (!plan_tensors(&bc, name, ab, 2, shape, &rank)) return sg__op_fail(&op);
+    y = sg__new(SG_F32, shape, rank);
+    if (!y) return sg__op_fail(&op);
+    binary_ctx c = {fn, sg__f32(a), sg__f32(b), sg__f32(y)};
+    sg__bcast_for_each(&bc, binary_run, &c);
+  }
   sg_node *node = sg__record(&op, grad, ab, 2, y);
   if (op.record && !node) {
     sg_dispose(y);

@@ -2,18 +2,30 @@
  * gradient, all through the backend's gemm slot.
  *
  * Every product here, forward or backward, is one "job": for each matrix of the result C and
- * each block of its rows, sum gemm over the output batches that map to that matrix. In the
- * forward pass that is exactly one batch; in the backward pass an operand that was broadcast
- * along a batch dim gathers the sum over that dim, accumulated with beta = 1 in a fixed order.
- * Work items (matrix, row block) write disjoint parts of C and their boundaries depend only on
- * the shapes, so the result does not depend on the thread count. */
+ * each block of it (rows x columns), sum gemm over the output batches that map to that matrix.
+ * In the forward pass that is exactly one batch; in the backward pass an operand that was
+ * broadcast along a batch dim gathers the sum over that dim, accumulated with beta = 1 in a
+ * fixed order. Work items (matrix, block) write disjoint parts of C and their boundaries depend
+ * only on the shapes, so the result does not depend on the thread count.
+ *
+ * Why so few blocks: every gemm call packs its own panels of A and B, so each extra block of
+ * rows packs all of B once more and each extra block of columns all of A. A matrix is cut only
+ * to give the threads work, and along its longer side. Whether cut or not, each C element gets
+ * the same arithmetic (the gemm kernels' k slices depend on k alone). */
 #include <string.h>
 
 #include "engine.h"
 
-#define ROW_BLOCK 64
-/* Multiply-adds per parallel chunk: below this a matmul stays on one thread. */
-#define GEMM_GRAIN_MACS (1 << 18)
+/* The fewest rows and columns a cut may leave. */
+#define MIN_BLOCK_ROWS 32
+#define MIN_BLOCK_COLS 128
+/* Multiply-adds a work item (and a parallel chunk) should have at least: below this the
+   fork/join of the threads costs more than it saves. */
+#define GEMM_GRAIN_MACS (1 << 21)
+/* Items a job is cut into, at least, when its work allows: one per core of this machine class
+   (2). More would only repack more: each block of rows packs all of B again, each block of
+   columns all of A. */
+#define MIN_ITEMS 2
 
 /* The shapes of one matmul: batch dims aligned to nb (1 where an operand has fewer dims). */
 typedef struct mm_shapes {
@@ -79,15 +91,50 @@ typedef struct gemm_job {
   int64_t m, n, k;     /* each gemm call: C is m x n, the sum runs over k */
   gemm_operand a, b;
   float *c;
-  int64_t blocks; /* row blocks per C matrix */
+  int64_t rb, cb; /* rows and columns of a block */
+  int64_t rblocks, cblocks;
 } gemm_job;
+
+static int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
+
+/* Cuts each m x n matrix of C (a sum over k) into rblocks x cblocks blocks, from the shapes
+   alone. A cut of the rows repacks B (k x n) once more, a cut of the columns A (m x k): cut
+   the longer side. */
+static void plan_blocks(gemm_job *j, int64_t c_count, int64_t terms) {
+  int64_t m = j->m, n = j->n;
+  double macs = (double)m * (double)n * (double)(j->k ? j->k : 1) * (double)terms;
+  /* Blocks per matrix for a multiple of MIN_ITEMS in all: the threads share evenly. */
+  int64_t g = MIN_ITEMS, r = c_count;
+  while (r) {
+    int64_t t = g % r;
+    g = r, r = t;
+  }
+  int64_t want = MIN_ITEMS / g;
+  if (macs < (double)want * GEMM_GRAIN_MACS) want = (int64_t)(macs / GEMM_GRAIN_MACS);
+  int64_t most_r = ceil_div(m, MIN_BLOCK_ROWS), most_c = ceil_div(n, MIN_BLOCK_COLS);
+  int64_t nr = 1, nc = 1;
+  if (want > 1) {
+    if (n > m || most_r == 1)
+      nc = want < most_c ? want : most_c;
+    else
+      nr = want < most_r ? want : most_r;
+  }
+  /* Columns in multiples of 32: whole 16- and 32-wide register tiles. */
+  j->rb = ceil_div(m, nr);
+  j->cb = nc > 1 ? ceil_div(ceil_div(n, nc), 32) * 32 : n;
+  j->rblocks = ceil_div(m, j->rb);
+  j->cblocks = ceil_div(n, j->cb);
+}
 
 static void gemm_range(int64_t lo, int64_t hi, void *arg) {
   const gemm_job *j = arg;
+  int64_t per_c = j->rblocks * j->cblocks;
   for (int64_t item = lo; item < hi; item++) {
-    int64_t cb = item / j->blocks, i0 = (item % j->blocks) * ROW_BLOCK;
-    int64_t rows = j->m - i0 < ROW_BLOCK ? j->m - i0 : ROW_BLOCK;
-    float *c = j->c + (cb * j->m + i0) * j->n;
+    int64_t cb = item / per_c, blk = item % per_c;
+    int64_t i0 = blk / j->cblocks * j->rb, j0 = blk % j->cblocks * j->cb;
+    int64_t rows = j->m - i0 < j->rb ? j->m - i0 : j->rb;
+    int64_t cols = j->n - j0 < j->cb ? j->n - j0 : j->cb;
+    float *c = j->c + (cb * j->m + i0) * j->n + j0;
     /* C's batch coords; the output coords run over the dims where C was broadcast. */
     int64_t co[SG_MAX_RANK];
     int free_dims[SG_MAX_RANK], n_free = 0;
@@ -109,8 +156,8 @@ static void gemm_range(int64_t lo, int64_t hi, void *arg) {
         bi += co[d] * j->b.bstride[d];
       }
       const float *a = j->a.p + ai * j->a.elems + (j->a.trans ? i0 : i0 * j->a.ld);
-      const float *b = j->b.p + bi * j->b.elems;
-      j->be->gemm((size_t)rows, (size_t)j->n, (size_t)j->k, a, (size_t)j->a.ld, j->a.trans, b,
+      const float *b = j->b.p + bi * j->b.elems + (j->b.trans ? j0 * j->b.ld : j0);
+      j->be->gemm((size_t)rows, (size_t)cols, (size_t)j->k, a, (size_t)j->a.ld, j->a.trans, b,
                   (size_t)j->b.ld, j->b.trans, first ? 0.0f : 1.0f, c, (size_t)j->n);
       first = false;
       int f = 0; /* free_dims is innermost first */
@@ -120,19 +167,20 @@ static void gemm_range(int64_t lo, int64_t hi, void *arg) {
       }
       if (f == n_free) break;
     }
-    if (first) memset(c, 0, (size_t)(rows * j->n) * sizeof(float));
+    if (first)
+      for (int64_t r = 0; r < rows; r++) memset(c + r * j->n, 0, (size_t)cols * sizeof(float));
   }
 }
 
 static void run_job(gemm_job *j, int64_t c_count) {
   j->be = sg__backend();
-  j->blocks = (j->m + ROW_BLOCK - 1) / ROW_BLOCK;
-  int64_t items = c_count * j->blocks;
-  if (items == 0 || j->n == 0) return;
+  if (c_count == 0 || j->m == 0 || j->n == 0) return;
   int64_t out_count = 1;
   for (int d = 0; d < j->nb; d++) out_count *= j->obat[d];
-  double per_item = (double)(j->m < ROW_BLOCK ? j->m : ROW_BLOCK) * (double)j->n *
-                    (double)(j->k ? j->k : 1) * (out_count > c_count ? out_count / c_count : 1);
+  int64_t terms = out_count > c_count ? out_count / c_count : 1; /* gemms summed per block */
+  plan_blocks(j, c_count, terms);
+  int64_t items = c_count * j->rblocks * j->cblocks;
+  double per_item = (double)j->rb * (double)j->cb * (double)(j->k ? j->k : 1) * (double)terms;
   int64_t grain = per_item >= GEMM_GRAIN_MACS ? 1 : (int64_t)(GEMM_GRAIN_MACS / per_item);
   sg_parallel_for(items, grain, gemm_range, j);
 }

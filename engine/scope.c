@@ -33,6 +33,11 @@ bool sg__scope_untrack(sg_tensor *t) {
     return false;
   }
   c->tracked[t->scope_slot] = NULL;
+  /* The newest tensor of the innermost scope (an op's output disposed at once): give its slot
+     back, so a loop of op + dispose inside one scope does not grow the list. */
+  int d = c->depth - c->overflow_depth;
+  if (t->scope_slot + 1 == c->n_tracked && d > 0 && t->scope_slot >= c->frames[d - 1].first_slot)
+    c->n_tracked--;
   t->owner = NULL;
   return true;
 }

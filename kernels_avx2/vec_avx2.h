@@ -32,11 +32,33 @@ static inline void vstore_tail(float *p, vf v, size_t n) {
   _mm256_maskstore_ps(p, vtail_mask_(n), v);
 }
 
+/* Non-temporal store (p aligned to VN floats): for outputs far larger than the last-level
+   cache, it skips reading the line in first and does not evict the cache. Order the stores
+   with vstream_fence() before anyone else reads them. */
+static inline void vstream(float *p, vf v) { _mm256_stream_ps(p, v); }
+static inline void vstream_fence(void) { _mm_sfence(); }
+
 static inline vf vadd(vf a, vf b) { return _mm256_add_ps(a, b); }
 static inline vf vsub(vf a, vf b) { return _mm256_sub_ps(a, b); }
 static inline vf vmul(vf a, vf b) { return _mm256_mul_ps(a, b); }
 static inline vf vdiv(vf a, vf b) { return _mm256_div_ps(a, b); }
 static inline vf vfma(vf a, vf b, vf c) { return _mm256_fmadd_ps(a, b, c); }
+/* a * b - c, rounded once. */
+static inline vf vfms(vf a, vf b, vf c) { return _mm256_fmsub_ps(a, b, c); }
+/* Integer lanes: the bits of a vector, shifts and masks of them, and table look-ups. */
+typedef __m256i vbits_t;
+static inline vbits_t vbits(vf a) { return _mm256_castps_si256(a); }
+static inline vf vfrom_bits(vbits_t a) { return _mm256_castsi256_ps(a); }
+static inline vbits_t vbits_shr(vbits_t a, unsigned k) { return _mm256_srli_epi32(a, (int)k); }
+static inline vbits_t vbits_and(vbits_t a, uint32_t m) {
+  return _mm256_and_si256(a, _mm256_set1_epi32((int)m));
+}
+/* t[idx & 15] in each lane, t 64-byte aligned. */
+static inline vf vlookup16(const float *t, vbits_t idx) {
+  vf lo = _mm256_permutevar8x32_ps(_mm256_load_ps(t), idx);
+  vf hi = _mm256_permutevar8x32_ps(_mm256_load_ps(t + 8), idx);
+  return _mm256_blendv_ps(lo, hi, _mm256_castsi256_ps(_mm256_slli_epi32(idx, 28)));
+}
 static inline vf vsqrt(vf a) { return _mm256_sqrt_ps(a); }
 static inline vf vabs(vf a) { return _mm256_andnot_ps(_mm256_set1_ps(-0.0f), a); }
 static inline vf vneg(vf a) { return _mm256_xor_ps(_mm256_set1_ps(-0.0f), a); }
@@ -114,16 +136,31 @@ static inline float vhmin(vf v) {
   return _mm_cvtss_f32(s);
 }
 
-/* SLEEF, 1.0 ULP class (u10). */
-static inline vf vexp(vf a) { return Sleef_expf8_u10avx2(a); }
+/* x * 2^n for n integral (a float), n in [-160, 129]: two exact power-of-two factors (each
+   a normal float) so that the product rounds once, also into the denormals or to inf. */
+static inline vf vldexp(vf x, vf n) {
+  __m256i ni = _mm256_cvtps_epi32(n);
+  __m256i n1 = _mm256_srai_epi32(ni, 1), n2 = _mm256_sub_epi32(ni, n1);
+  __m256i bias = _mm256_set1_epi32(127);
+  vf s1 = _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_add_epi32(n1, bias), 23));
+  vf s2 = _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_add_epi32(n2, bias), 23));
+  return _mm256_mul_ps(_mm256_mul_ps(x, s1), s2);
+}
+/* |mag| with the sign bit of sgn. */
+static inline vf vcopysign(vf mag, vf sgn) {
+  vf sign = _mm256_set1_ps(-0.0f);
+  return _mm256_or_ps(_mm256_andnot_ps(sign, mag), _mm256_and_ps(sign, sgn));
+}
+
+/* SLEEF, 1.0 ULP class (u10), where simd_math.inc has nothing faster. */
 static inline vf vexpm1(vf a) { return Sleef_expm1f8_u10avx2(a); }
 static inline vf vlog(vf a) { return Sleef_logf8_u10avx2(a); }
 static inline vf vlog1p(vf a) { return Sleef_log1pf8_u10avx2(a); }
-static inline vf vtanh(vf a) { return Sleef_tanhf8_u10avx2(a); }
 static inline vf vsin(vf a) { return Sleef_sinf8_u10avx2(a); }
 static inline vf vcos(vf a) { return Sleef_cosf8_u10avx2(a); }
 static inline vf verf(vf a) { return Sleef_erff8_u10avx2(a); }
-static inline vf verfc(vf a) { return Sleef_erfcf8_u15avx2(a); }
 static inline vf vpow(vf a, vf b) { return Sleef_powf8_u10avx2(a, b); }
+
+#include "kernels_avx2/simd_math.inc" /* vexp, vtanh, vphi, vgelu */
 
 #endif

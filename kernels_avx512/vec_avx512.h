@@ -30,11 +30,31 @@ static inline void vstore_tail(float *p, vf v, size_t n) {
   _mm512_mask_storeu_ps(p, vtail_mask_(n), v);
 }
 
+/* Non-temporal store (p aligned to VN floats): for outputs far larger than the last-level
+   cache, it skips reading the line in first and does not evict the cache. Order the stores
+   with vstream_fence() before anyone else reads them. */
+static inline void vstream(float *p, vf v) { _mm512_stream_ps(p, v); }
+static inline void vstream_fence(void) { _mm_sfence(); }
+
 static inline vf vadd(vf a, vf b) { return _mm512_add_ps(a, b); }
 static inline vf vsub(vf a, vf b) { return _mm512_sub_ps(a, b); }
 static inline vf vmul(vf a, vf b) { return _mm512_mul_ps(a, b); }
 static inline vf vdiv(vf a, vf b) { return _mm512_div_ps(a, b); }
 static inline vf vfma(vf a, vf b, vf c) { return _mm512_fmadd_ps(a, b, c); }
+/* a * b - c, rounded once. */
+static inline vf vfms(vf a, vf b, vf c) { return _mm512_fmsub_ps(a, b, c); }
+/* Integer lanes: the bits of a vector, shifts and masks of them, and table look-ups. */
+typedef __m512i vbits_t;
+static inline vbits_t vbits(vf a) { return _mm512_castps_si512(a); }
+static inline vf vfrom_bits(vbits_t a) { return _mm512_castsi512_ps(a); }
+static inline vbits_t vbits_shr(vbits_t a, unsigned k) { return _mm512_srli_epi32(a, k); }
+static inline vbits_t vbits_and(vbits_t a, uint32_t m) {
+  return _mm512_and_si512(a, _mm512_set1_epi32((int)m));
+}
+/* t[idx & 15] in each lane, t 64-byte aligned. */
+static inline vf vlookup16(const float *t, vbits_t idx) {
+  return _mm512_permutexvar_ps(idx, _mm512_load_ps(t));
+}
 static inline vf vsqrt(vf a) { return _mm512_sqrt_ps(a); }
 static inline vf vabs(vf a) { return _mm512_abs_ps(a); }
 static inline vf vneg(vf a) {
@@ -80,15 +100,23 @@ static inline float vhsum(vf v) { return _mm512_reduce_add_ps(v); }
 static inline float vhmax(vf v) { return _mm512_reduce_max_ps(v); }
 static inline float vhmin(vf v) { return _mm512_reduce_min_ps(v); }
 
-static inline vf vexp(vf a) { return Sleef_expf16_u10avx512f(a); }
+/* x * 2^n for n integral (a float): vscalefps rounds once, into the denormals or to inf. */
+static inline vf vldexp(vf x, vf n) { return _mm512_scalef_ps(x, n); }
+/* |mag| with the sign bit of sgn. */
+static inline vf vcopysign(vf mag, vf sgn) {
+  vf sign = _mm512_set1_ps(-0.0f);
+  return _mm512_or_ps(_mm512_andnot_ps(sign, mag), _mm512_and_ps(sign, sgn));
+}
+
+/* SLEEF, 1.0 ULP class (u10), where simd_math.inc has nothing faster. */
 static inline vf vexpm1(vf a) { return Sleef_expm1f16_u10avx512f(a); }
 static inline vf vlog(vf a) { return Sleef_logf16_u10avx512f(a); }
 static inline vf vlog1p(vf a) { return Sleef_log1pf16_u10avx512f(a); }
-static inline vf vtanh(vf a) { return Sleef_tanhf16_u10avx512f(a); }
 static inline vf vsin(vf a) { return Sleef_sinf16_u10avx512f(a); }
 static inline vf vcos(vf a) { return Sleef_cosf16_u10avx512f(a); }
 static inline vf verf(vf a) { return Sleef_erff16_u10avx512f(a); }
-static inline vf verfc(vf a) { return Sleef_erfcf16_u15avx512f(a); }
 static inline vf vpow(vf a, vf b) { return Sleef_powf16_u10avx512f(a, b); }
+
+#include "kernels_avx2/simd_math.inc" /* vexp, vtanh, vphi, vgelu */
 
 #endif

@@ -383,18 +383,114 @@ Test(matmul, gemm_every_backend_matches_scalar) {
   }
 }
 
+/* gemm of `be` on one m x n x k problem against the scalar kernel: every transpose, beta 0
+   (over NaN) and 1, operands one float off alignment with padded rows, padding of C untouched. */
+static void gemm_case(const sg_backend *be, size_t m, size_t n, size_t k, uint32_t seed) {
+  const sg_backend *ref = sg_backend_get("scalar");
+  size_t asz = (m + 3) * (k + 3) + 1, bsz = (k + 2) * (n + 2) + 1, csz = m * (n + 5) + 2;
+  float *a0 = malloc(asz * sizeof(float)), *b0 = malloc(bsz * sizeof(float));
+  float *c1 = malloc(csz * sizeof(float)), *c2 = malloc(csz * sizeof(float));
+  float *a = a0 + 1, *b = b0 + 1;
+  for (size_t i = 0; i + 1 < asz; i++) a[i] = frand(&seed);
+  for (size_t i = 0; i + 1 < bsz; i++) b[i] = frand(&seed);
+  for (int t = 0; t < 8; t++) {
+    bool ta = t & 1, tb = t & 2;
+    float beta = (t & 4) ? 1.0f : 0.0f;
+    size_t lda = (ta ? m : k) + 3, ldb = (tb ? k : n) + 2, ldc = n + 5;
+    for (size_t i = 0; i < csz; i++) c1[i] = beta == 0.0f ? NAN : frand(&seed);
+    memcpy(c2, c1, csz * sizeof(float));
+    ref->gemm(m, n, k, a, lda, ta, b, ldb, tb, beta, c1 + 1, ldc);
+    be->gemm(m, n, k, a, lda, ta, b, ldb, tb, beta, c2 + 1, ldc);
+    double tol = 2.0 * (double)(k + 2) * (k + 2) * FLT_EPSILON;
+    for (size_t i = 0; i < csz; i++) {
+      size_t j = (i + ldc - 1) % ldc; /* column of c + 1 + ... */
+      bool inside = i >= 1 && i < 1 + m * ldc && j < n;
+      if (!inside) {
+        cr_assert(memcmp(&c1[i], &c2[i], 4) == 0, "%s m=%zu n=%zu k=%zu: C written outside",
+                  be->name, m, n, k);
+        continue;
+      }
+      cr_assert(fabs((double)c2[i] - c1[i]) <= tol,
+                "%s gemm m=%zu n=%zu k=%zu ta=%d tb=%d beta=%g: [%zu,%zu] %.9g vs scalar %.9g",
+                be->name, m, n, k, ta, tb, beta, (i - 1) / ldc, j, c2[i], c1[i]);
+    }
+  }
+  free(a0);
+  free(b0);
+  free(c1);
+  free(c2);
+}
+
+/* Sizes at the edges of the SIMD gemms' register tiles (6 and 12 rows, 16 and 32 columns) and
+   of their cache blocks (k slices of up to 256, 512 columns, 1200 rows). */
+Test(matmul, gemm_tile_and_block_edges) {
+  const size_t ms[] = {1, 5, 6, 7, 11, 12, 13, 25}, ns[] = {1, 15, 16, 17, 31, 32, 33, 65};
+  const size_t ks[] = {1, 255, 256, 257};
+  const size_t big[][3] = {{13, 33, 513}, {1201, 17, 9}, {20, 1025, 33},
+                           {7, 513, 300}, {1201, 1, 1},  {2, 3, 1500}};
+  const char *names[] = {"avx2", "avx512", "neon"};
+  for (int bi = 0; bi < 3; bi++) {
+    const sg_backend *be = sg_backend_get(names[bi]);
+    if (!be) continue;
+    uint32_t seed = 11;
+    for (size_t mi = 0; mi < sizeof ms / sizeof ms[0]; mi++)
+      for (size_t ni = 0; ni < sizeof ns / sizeof ns[0]; ni++)
+        gemm_case(be, ms[mi], ns[ni], ks[(mi + ni) % 4], seed++);
+    for (size_t i = 0; i < sizeof big / sizeof big[0]; i++)
+      gemm_case(be, big[i][0], big[i][1], big[i][2], seed++);
+  }
+}
+
+/* A gemm over a whole matrix and the same gemm cut into four blocks at odd places give the
+   same bits: each C element's arithmetic must not depend on the tile it lands in (the engine
+   relies on it to cut matmuls into blocks for its threads). The shapes take k past one k
+   slice, and mix blocks the SIMD gemms pack with blocks small enough to read unpacked. */
+static void blocks_agree(const sg_backend *be, size_t m, size_t n, size_t k, size_t mh, size_t nh) {
+  float *a = malloc(m * k * sizeof(float)), *b = malloc(k * n * sizeof(float));
+  float *c1 = malloc(m * n * sizeof(float)), *c2 = malloc(m * n * sizeof(float));
+  uint32_t seed = 3;
+  for (size_t i = 0; i < m * k; i++) a[i] = frand(&seed);
+  for (size_t i = 0; i < k * n; i++) b[i] = frand(&seed);
+  for (int t = 0; t < 4; t++) {
+    bool ta = t & 1, tb = t & 2;
+    size_t lda = ta ? m : k, ldb = tb ? k : n;
+    be->gemm(m, n, k, a, lda, ta, b, ldb, tb, 0.0f, c1, n);
+    for (int q = 0; q < 4; q++) {
+      size_t i0 = q & 1 ? mh : 0, j0 = q & 2 ? nh : 0;
+      size_t rows = q & 1 ? m - mh : mh, cols = q & 2 ? n - nh : nh;
+      be->gemm(rows, cols, k, ta ? a + i0 : a + i0 * lda, lda, ta, tb ? b + j0 * ldb : b + j0, ldb,
+               tb, 0.0f, c2 + i0 * n + j0, n);
+    }
+    cr_assert(memcmp(c1, c2, m * n * sizeof(float)) == 0, "%s m=%zu n=%zu k=%zu ta=%d tb=%d",
+              be->name, m, n, k, ta, tb);
+  }
+  free(a);
+  free(b);
+  free(c1);
+  free(c2);
+}
+
+Test(matmul, gemm_blocks_agree_bitwise) {
+  const char *names[] = {"scalar", "avx2", "avx512", "neon"};
+  for (int bi = 0; bi < 4; bi++) {
+    const sg_backend *be = sg_backend_get(names[bi]);
+    if (!be) continue;
+    blocks_agree(be, 77, 90, 300, 29, 37);
+    blocks_agree(be, 77, 400, 200, 29, 150);
+  }
+}
+
 /* ---- Threads ---------------------------------------------------------------------------- */
 
-Test(matmul, one_and_two_threads_agree_bitwise) {
+static void threads_agree(const int64_t *as, int ar, const int64_t *bs, int br, bool ta, bool tb) {
   int64_t live = t_live_tensors();
   int saved = sg_threads();
-  int64_t as[] = {3, 150, 64}, bs[] = {64, 130};
-  sg_tensor *a = rand_t(as, 3, 5), *b = rand_t(bs, 2, 6);
+  sg_tensor *a = rand_t(as, ar, 5), *b = rand_t(bs, br, 6);
   sg_tensor *y[2], *g[2][2];
   for (int t = 0; t < 2; t++) {
     sg_set_threads(t + 1);
     sg_tape_begin();
-    y[t] = sg_matmul(a, b, false, false);
+    y[t] = sg_matmul(a, b, ta, tb);
     sg_tensor *xs[2] = {a, b};
     cr_assert_eq(sg_tape_end(y[t], NULL, xs, 2, g[t]), SG_OK, "%s", sg_last_error());
   }
@@ -410,5 +506,39 @@ Test(matmul, one_and_two_threads_agree_bitwise) {
   }
   sg_dispose(a);
   sg_dispose(b);
+  cr_assert_eq(t_live_tensors(), live);
+}
+
+Test(matmul, one_and_two_threads_agree_bitwise) {
+  int64_t as[] = {3, 150, 64}, bs[] = {64, 130};
+  threads_agree(as, 3, bs, 2, false, false);
+}
+
+/* Large enough to be cut into several row blocks, and (few rows, many columns) column blocks;
+   transposed operands and a broadcast batch for the backward's sums. */
+Test(matmul, one_and_two_threads_agree_bitwise_in_blocks) {
+  int64_t as[] = {600, 300}, bs[] = {300, 200};
+  threads_agree(as, 2, bs, 2, false, false);
+  int64_t ct[] = {300, 64}, dt[] = {1000, 300}; /* a^T b^T: 64 x 1000 */
+  threads_agree(ct, 2, dt, 2, true, true);
+  int64_t e[] = {24, 256}, f[] = {256, 900}; /* few rows: column blocks */
+  threads_agree(e, 2, f, 2, false, false);
+  int64_t g[] = {2, 40, 256}; /* dB sums over the batch inside each block */
+  threads_agree(g, 3, f, 2, false, false);
+}
+
+/* Values of matmuls the engine cuts into blocks, against the double reference. */
+Test(matmul, blocked_matmul_values) {
+  int64_t live = t_live_tensors();
+  int64_t as[] = {300, 280}, bs[] = {280, 260}; /* 300 x 260 over k = 280 */
+  for (int t = 0; t < 4; t++) {
+    bool ta = t & 1, tb = t & 2;
+    int64_t a2[] = {ta ? as[1] : as[0], ta ? as[0] : as[1]};
+    int64_t b2[] = {tb ? bs[1] : bs[0], tb ? bs[0] : bs[1]};
+    sg_tensor *a = rand_t(a2, 2, 50 + (uint64_t)t), *b = rand_t(b2, 2, 60 + (uint64_t)t);
+    expect_matches_ref(a, b, ta, tb);
+    sg_dispose(a);
+    sg_dispose(b);
+  }
   cr_assert_eq(t_live_tensors(), live);
 }
