@@ -3,7 +3,10 @@
 #
 #   make test          build (Release) and run the whole test suite
 #   make bench         build and run the default benchmark suite as a table (ARGS=... passes
-#                      Google Benchmark flags through, e.g. ARGS=--benchmark_filter=exp)
+#                      Google Benchmark flags through, e.g. ARGS=--benchmark_filter=exp;
+#                      BENCH_SUITE=all runs everything); the JSON goes to $(BENCH_JSON)
+#   make bench-plot    the roofline PNG from that JSON; make bench-compare A=x.json B=y.json
+#                      compares two runs; make bench-smoke checks the bench in 10-20 seconds
 #   make test-asan     the test suite built with AddressSanitizer, UBSan and LeakSanitizer
 #   make examples      build and run the examples
 #   make install       install into PREFIX (default /usr/local)
@@ -28,7 +31,7 @@ WERROR ?= OFF
 endif
 
 PACKAGES := build-essential cmake ninja-build pkg-config libsleef-dev libcriterion-dev \
-            libbenchmark-dev libomp-dev
+            libbenchmark-dev libomp-dev zlib1g-dev dataset-fashion-mnist libopenblas-dev
 FORMAT_PACKAGES := clang-format
 CLANG_FORMAT ?= clang-format
 
@@ -103,8 +106,121 @@ test-asan: deps
 	rm -rf $(ASAN_LOGS) && mkdir -p $(ASAN_LOGS)
 	$(call run_ctest,$(ASAN_BUILD),$(ASAN_ENV),$(ASAN_LOGS))
 
+# ---- make test-arm64: the aarch64 build and the NEON backend, cross-built and run under qemu ----
+# Installs (as root, each step only if missing) the cross compilers, qemu-user, the arm64 SLEEF,
+# Google Benchmark and runtime libraries, unpacks Criterion's arm64 .debs into a sysroot folder
+# (the arm64 libcriterion cannot be installed next to the amd64 one) and registers qemu with
+# binfmt_misc (Criterion re-executes each test binary). Then the whole suite runs under qemu with
+# SIMDGRAD_BACKEND=neon and =scalar, one thread, and the benchmarks once as a smoke test (qemu's
+# timings mean nothing). qemu ignores SIGTERM, hence timeout -s KILL around everything it runs.
+ARM64_BUILD ?= build-arm64
+ARM64_SYSROOT = $(abspath $(ARM64_BUILD))/sysroot
+ARM64_TEST_TIMEOUT ?= 600
+ARM64_SUITE_TIMEOUT ?= 1800
+ARM64_BENCH_TIMEOUT ?= 300
+# gcc 12.2 for aarch64 (Debian 12's, native or cross) dies with an internal compiler error in
+# vect_transform_reduction on the tests' fmax(double, float) reference loops at -O3; the
+# very-cheap vectoriser cost model (gcc's -O2 default) avoids it.
+ARM64_CFLAGS ?= -fvect-cost-model=very-cheap
+ARM64_ENV = OMP_NUM_THREADS=1 SIMDGRAD_THREADS=1
+# A few small benchmarks (make bench-smoke's selection), no roofline (a DRAM triad under qemu
+# takes minutes).
+ARM64_BENCH_FILTER = $(or $(BENCH_SMOKE_FILTER),/(0|1|65537|16384|16x1024|128)(/|$$))
+ARM64_BENCH_ARGS ?= --roofline=off --table --benchmark_min_time=0.0001 \
+                    '--benchmark_filter=$(ARM64_BENCH_FILTER)'
+ARM64_PACKAGES := gcc-aarch64-linux-gnu g++-aarch64-linux-gnu qemu-user qemu-user-static \
+                  libsleef-dev:arm64 libgomp1:arm64 libstdc++6:arm64 libbenchmark-dev:arm64
+# Criterion and the libraries it loads, for the sysroot (Debian 12 names).
+ARM64_SYSROOT_DEBS := libcriterion3 libcriterion-dev libnanomsg5 libgit2-1.5 libffi8 \
+                      libhttp-parser2.9 libmbedcrypto7 libmbedtls14 libmbedx509-1 libpcre2-8-0 \
+                      libssh2-1 zlib1g libgssapi-krb5-2 libkrb5-3 libk5crypto3 libkrb5support0 \
+                      libcom-err2 libkeyutils1 libssl3
+ARM64_CMAKE_FLAGS = -G Ninja -DCMAKE_BUILD_TYPE=Release -DSIMDGRAD_WERROR=$(WERROR) \
+                    -DCMAKE_TOOLCHAIN_FILE=$(CURDIR)/cmake/aarch64-toolchain.cmake \
+                    -DARM64_SYSROOT=$(ARM64_SYSROOT) -DCMAKE_C_FLAGS="$(ARM64_CFLAGS)" \
+                    -DSIMDGRAD_TEST_TIMEOUT=$(ARM64_TEST_TIMEOUT)
+BINFMT = /proc/sys/fs/binfmt_misc
+
+.PHONY: test-arm64
+test-arm64: TEST_TIMEOUT = $(ARM64_TEST_TIMEOUT)
+test-arm64: deps
+	@if ! dpkg --print-foreign-architectures 2>/dev/null | grep -qx arm64; then \
+	  if [ "$$(id -u)" != 0 ]; then \
+	    echo "simdgrad: run as root:  dpkg --add-architecture arm64 && apt-get update"; exit 1; \
+	  fi; \
+	  echo "simdgrad: dpkg --add-architecture arm64"; dpkg --add-architecture arm64 && apt-get update -q; \
+	fi
+	$(call install_packages,$(ARM64_PACKAGES))
+	@if [ ! -e $(ARM64_SYSROOT)/usr/lib/aarch64-linux-gnu/libcriterion.so ]; then \
+	  set -e; debs=$$(mktemp -d); chmod 777 $$debs; \
+	  echo "simdgrad: unpacking Criterion's arm64 packages into $(ARM64_SYSROOT)"; \
+	  (cd $$debs && apt-get download -q $(addsuffix :arm64,$(ARM64_SYSROOT_DEBS))); \
+	  mkdir -p $(ARM64_SYSROOT); for d in $$debs/*.deb; do dpkg -x $$d $(ARM64_SYSROOT); done; \
+	  rm -rf $$debs; \
+	fi
+	@if [ ! -e $(BINFMT)/qemu-aarch64 ]; then \
+	  if [ "$$(id -u)" != 0 ]; then \
+	    echo "simdgrad: register qemu-aarch64 with binfmt_misc (as root):"; \
+	    echo "  cat /usr/lib/binfmt.d/qemu-aarch64.conf > $(BINFMT)/register"; exit 1; \
+	  fi; \
+	  [ -e $(BINFMT)/register ] || mount -t binfmt_misc binfmt_misc $(BINFMT); \
+	  cat /usr/lib/binfmt.d/qemu-aarch64.conf > $(BINFMT)/register; \
+	  echo "simdgrad: registered qemu-aarch64 with binfmt_misc"; \
+	fi
+	cmake -S . -B $(ARM64_BUILD) $(ARM64_CMAKE_FLAGS)
+	cmake --build $(ARM64_BUILD) -j $(JOBS)
+	$(call run_ctest,$(ARM64_BUILD),SIMDGRAD_BACKEND=neon $(ARM64_ENV) timeout -s KILL $(ARM64_SUITE_TIMEOUT))
+	$(call run_ctest,$(ARM64_BUILD),SIMDGRAD_BACKEND=scalar $(ARM64_ENV) timeout -s KILL $(ARM64_SUITE_TIMEOUT))
+	$(ARM64_ENV) timeout -s KILL $(ARM64_BENCH_TIMEOUT) qemu-aarch64 $(ARM64_BUILD)/bench/simdgrad_bench \
+	  $(ARM64_BENCH_ARGS)
+
+# ---- Benchmarks (docs/bench.md) -------------------------------------------------------------
+# make bench: the table on stdout, a progress line on stderr, the JSON in $(BENCH_JSON). The
+# default suite runs unless a filter selects from every benchmark: FILTER=regex (passed on
+# verbatim, quoted) or --benchmark_filter in ARGS; BENCH_SUITE=default|all forces the set. The
+# bench itself unsets OPENBLAS_CORETYPE and OPENBLAS_L2_SIZE before it opens OpenBLAS
+# (bench/bench_openblas.c), so no `env -u` is needed here.
+BENCH_SUITE ?=
+FILTER ?=
+BENCH_JSON ?= $(BUILD)/bench.json
+BENCH_PNG ?= $(BUILD)/roofline.png
+BENCH_BIN = $(BUILD)/bench/simdgrad_bench
+PLOT_PACKAGES := gnuplot-nox
+# One or two benchmarks of each family at small sizes, for make bench-smoke (and qemu runs).
+BENCH_SMOKE_KERNELS := exp|add_backward|where|reduce_max\.axis0|argmax|softmax_cross_entropy_backward|$\
+  transpose|batch_norm_backward|adam_update
+BENCH_SMOKE_FILTER := ^($(BENCH_SMOKE_KERNELS)|scatter_add)/[a-z0-9]+/(16384|16x1024)/|$\
+  ^matmul(_backward)?/[a-z0-9]+/128/|^api\.less/[a-z0-9]+/16384/|^engine\.|$\
+  ^tape\.(exp|sum|matmul|gather|conv2d)/[a-z0-9]+/(16384|16x1024|64|1x8x8x16)/
+BENCH_SMOKE_ARGS = --roofline=quick --benchmark_min_time=0.01 '--benchmark_filter=$(BENCH_SMOKE_FILTER)'
+
+.PHONY: bench-plot bench-compare bench-smoke
 bench: build
-	$(BUILD)/bench/simdgrad_bench --table --benchmark_min_time=$(BENCH_MIN_TIME) $(ARGS)
+	$(BENCH_BIN) --table --benchmark_min_time=$(BENCH_MIN_TIME) \
+	  --benchmark_out=$(BENCH_JSON) --benchmark_out_format=json \
+	  $(if $(BENCH_SUITE),--suite=$(BENCH_SUITE)) \
+	  $(if $(value FILTER),'--benchmark_filter=$(value FILTER)') $(ARGS)
+
+bench-plot:
+	$(call install_packages,$(PLOT_PACKAGES))
+	@[ -r $(BENCH_JSON) ] || { echo "simdgrad: no $(BENCH_JSON) yet: run make bench first" \
+	  "(or name a run: make bench-plot BENCH_JSON=run.json)"; exit 1; }
+	bench/plot $(BENCH_JSON) $(BENCH_PNG)
+
+bench-compare:
+	@[ -n "$(A)" ] && [ -n "$(B)" ] || { echo "usage: make bench-compare A=old.json B=new.json" \
+	  "[FILTER=regex]"; exit 2; }
+	bench/compare $(A) $(B) $(if $(value FILTER),'$(value FILTER)')
+
+# Exits non-zero if the bench fails to run, a benchmark reports an error, or the JSON lacks the
+# roofline counter; 10-20 seconds on 2 cores.
+bench-smoke: build
+	$(BENCH_BIN) --table $(BENCH_SMOKE_ARGS) --benchmark_out=$(BUILD)/bench-smoke.json \
+	  --benchmark_out_format=json
+	@grep -q '"pct_roofline"' $(BUILD)/bench-smoke.json || \
+	  { echo "simdgrad: bench-smoke: no pct_roofline in $(BUILD)/bench-smoke.json"; exit 1; }
+	bench/compare $(BUILD)/bench-smoke.json $(BUILD)/bench-smoke.json > $(BUILD)/bench-smoke.txt
+	@tail -n 1 $(BUILD)/bench-smoke.txt
 
 examples: build
 	cmake --build $(BUILD) --target simdgrad_examples
