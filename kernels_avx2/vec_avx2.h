@@ -146,6 +146,10 @@ static inline vf vldexp(vf x, vf n) {
   vf s2 = _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_add_epi32(n2, bias), 23));
   return _mm256_mul_ps(_mm256_mul_ps(x, s1), s2);
 }
+/* x * 2^floor(n). */
+static inline vf vldexp_floor(vf x, vf n) {
+  return vldexp(x, _mm256_round_ps(n, _MM_FROUND_TO_NEG_INF | _MM_FROUND_NO_EXC));
+}
 /* |mag| with the sign bit of sgn. */
 static inline vf vcopysign(vf mag, vf sgn) {
   vf sign = _mm256_set1_ps(-0.0f);

@@ -102,6 +102,10 @@ static inline float vhmin(vf v) { return _mm512_reduce_min_ps(v); }
 
 /* x * 2^n for n integral (a float): vscalefps rounds once, into the denormals or to inf. */
 static inline vf vldexp(vf x, vf n) { return _mm512_scalef_ps(x, n); }
+/* x * 2^floor(n). */
+static inline vf vldexp_floor(vf x, vf n) {
+  return _mm512_scalef_ps(x, n); /* scalef takes floor(n) itself */
+}
 /* |mag| with the sign bit of sgn. */
 static inline vf vcopysign(vf mag, vf sgn) {
   vf sign = _mm512_set1_ps(-0.0f);
