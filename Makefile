@@ -191,7 +191,8 @@ BENCH_SMOKE_KERNELS := exp|add_backward|where|reduce_max\.axis0|argmax|softmax_c
   transpose|batch_norm_backward|adam_update
 BENCH_SMOKE_FILTER := ^($(BENCH_SMOKE_KERNELS)|scatter_add)/[a-z0-9]+/(16384|16x1024)/|$\
   ^matmul(_backward)?/[a-z0-9]+/128/|^api\.less/[a-z0-9]+/16384/|^engine\.|$\
-  ^tape\.(exp|sum|matmul|gather|conv2d)/[a-z0-9]+/(16384|16x1024|64|1x8x8x16)/
+  ^tape\.(exp|sum|matmul|gather|conv2d)/[a-z0-9]+/(16384|16x1024|64|1x8x8x16)/|$\
+  ^train\.mlp(\.profiled)?/avx512/
 BENCH_SMOKE_ARGS = --roofline=quick --benchmark_min_time=0.01 '--benchmark_filter=$(BENCH_SMOKE_FILTER)'
 
 .PHONY: bench-plot bench-compare bench-smoke

@@ -57,6 +57,7 @@ void bench_register_matmul(void);      /* bench_matmul.c, OpenBLAS included */
 void bench_register_shape(void);       /* bench_shape.c: transpose, scatter_add kernels */
 void bench_register_api(void);         /* bench_api.c: whole ops through the tape */
 void bench_register_engine(void);      /* bench_engine.c: engine overhead */
+void bench_register_train(void);       /* bench_train.c: training steps, conv 3x3, profiler */
 
 /* ---- Work and counters ---- */
 

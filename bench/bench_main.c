@@ -64,6 +64,11 @@ static const default_entry k_default[] = {
     {"tape.transpose", {LARGE}},
     {"tape.conv2d", {1 << 18}},
     {"api.adam_step", {LARGE}},
+    {"train.mlp", {0}},
+    {"train.mlp.profiled", {0}},
+    {"train.cnn", {0}},
+    {"conv2d.3x3", {0}},
+    {"tape.conv2d.3x3", {0}},
 };
 
 bool bench_in_default(const char *op, int64_t size) {
@@ -193,5 +198,6 @@ int main(int argc, char **argv) {
   bench_register_shape();
   bench_register_api();
   bench_register_engine();
+  bench_register_train();
   return bench_main(argc, argv);
 }

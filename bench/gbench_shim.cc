@@ -174,7 +174,7 @@ public:
           pct > 0 ? format("%.0f%%", pct).c_str() : "-", vs_scalar.c_str(), vs_blas.c_str());
       if (len >= (int)sizeof line) len = (int)sizeof line - 1;
       while (len > 0 && line[len - 1] == ' ') line[--len] = 0;
-      std::printf("%s\n", line); // without the padding of empty columns
+      std::printf("%s%s\n", line, extras(r).c_str()); // without the padding of empty columns
     }
     std::fflush(stdout);
   }
@@ -182,6 +182,18 @@ public:
   int errors() const { return errors_; }
 
 private:
+  // What some rows measure besides the columns: training throughput, the profiler's cost.
+  static std::string extras(const Run &r) {
+    std::string out;
+    double images = counter(r, "images_per_second");
+    double off = counter(r, "profile_off_s"), on = counter(r, "profile_on_s");
+    if (images > 0) out += format("  %.0f images/s", images);
+    if (off > 0 && on > 0)
+      out += "  profiler off " + human_time(off) + ", on " + human_time(on) +
+             format(" (%+.1f%%)", 100 * (on / off - 1));
+    return out;
+  }
+
   void header() {
     std::printf("%-30s %-11s %-8s %3s %10s %8s %8s %6s %9s", "op", "shape", "backend", "thr",
                 "time", "GB/s", "GFLOP/s", "%roof", "vs scalar");
@@ -209,6 +221,18 @@ public:
   int errors() const { return errors_; }
 
 private:
+  // What some rows measure besides the columns: training throughput, the profiler's cost.
+  static std::string extras(const Run &r) {
+    std::string out;
+    double images = counter(r, "images_per_second");
+    double off = counter(r, "profile_off_s"), on = counter(r, "profile_on_s");
+    if (images > 0) out += format("  %.0f images/s", images);
+    if (off > 0 && on > 0)
+      out += "  profiler off " + human_time(off) + ", on " + human_time(on) +
+             format(" (%+.1f%%)", 100 * (on / off - 1));
+    return out;
+  }
+
   benchmark::BenchmarkReporter *inner_;
   int errors_ = 0;
 };

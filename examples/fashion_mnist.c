@@ -128,12 +128,12 @@ static double now_s(void) {
   return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
 }
 
-static sg_tensor *input_tensor(const fm_trainer *t, const float *x, int64_t b) {
+static sg_tensor *input_tensor(const fm_model *m, const float *x, int64_t b) {
   const int64_t flat[2] = {b, FM_PIXELS}, img[4] = {b, FM_ROWS, FM_COLS, 1};
-  return t->images ? sg_tensor_f32(x, img, 4) : sg_tensor_f32(x, flat, 2);
+  return m->images ? sg_tensor_f32(x, img, 4) : sg_tensor_f32(x, flat, 2);
 }
 
-double fm_accuracy(const fm_trainer *t, const fm_set *s) {
+double fm_accuracy(const fm_model *m, const fm_set *s) {
   const int64_t eb = 500;
   int64_t right = 0, *idx = malloc(sizeof(int64_t) * (size_t)eb);
   float *x = malloc(sizeof(float) * (size_t)(eb * FM_PIXELS));
@@ -143,7 +143,7 @@ double fm_accuracy(const fm_trainer *t, const fm_set *s) {
     for (int64_t i = 0; i < b; i++) idx[i] = at + i;
     fm_batch(s, idx, b, x, y);
     sg_scope_begin("eval");
-    sg_tensor *pred = sg_argmax(t->forward(input_tensor(t, x, b), t->model), 1);
+    sg_tensor *pred = sg_argmax(m->forward(m, input_tensor(m, x, b)), 1);
     const int32_t *p = sg_data_i32(pred);
     for (int64_t i = 0; p && i < b; i++) right += p[i] == s->labels[at + i];
     sg_scope_end(NULL, 0);
@@ -158,37 +158,30 @@ double fm_train(const fm_trainer *t, const fm_set *train, const fm_set *test) {
   int64_t *order = malloc(sizeof(int64_t) * (size_t)train->n);
   float *x = malloc(sizeof(float) * (size_t)(t->batch * FM_PIXELS));
   float *y = malloc(sizeof(float) * (size_t)(t->batch * FM_CLASSES));
-  sg_tensor **grads = malloc(sizeof(sg_tensor *) * (size_t)t->n_params);
   double acc = -1;
-  printf("%s: %lld training and %lld test images, batch %lld, backend %s, %d threads\n", t->name,
-         (long long)train->n, (long long)test->n, (long long)t->batch, sg_backend_name(),
-         sg_threads());
+  printf("%s: %lld training and %lld test images, batch %lld, backend %s, %d threads\n",
+         t->model->name, (long long)train->n, (long long)test->n, (long long)t->batch,
+         sg_backend_name(), sg_threads());
   for (int epoch = 1; epoch <= t->epochs; epoch++) {
     fm_shuffle(order, train->n, (uint64_t)epoch);
     double t0 = now_s(), loss_sum = 0;
     int64_t steps = 0, seen = 0;
     for (int64_t at = 0; at + t->batch <= train->n; at += t->batch) {
       fm_batch(train, order + at, t->batch, x, y);
-      /* Everything a step makes lives in this scope: memory stays flat across steps. */
-      sg_scope_begin("step");
       const int64_t lshape[2] = {t->batch, FM_CLASSES};
-      sg_tensor *xb = input_tensor(t, x, t->batch), *yb = sg_tensor_f32(y, lshape, 2);
-      sg_tape_begin();
-      sg_tensor *loss = sg_softmax_cross_entropy(yb, t->forward(xb, t->model));
-      sg_status st = sg_tape_end(loss, NULL, t->params, t->n_params, grads);
-      if (st == SG_OK) st = sg_optimizer_step(t->opt, t->params, grads, t->n_params);
-      if (st != SG_OK) {
-        fprintf(stderr, "%s: step failed: %s\n", t->name, sg_last_error());
-        sg_scope_end(NULL, 0);
-        goto done;
-      }
-      loss_sum += sg_data_f32(loss)[0];
+      sg_scope_begin("batch");
+      sg_tensor *xb = input_tensor(t->model, x, t->batch), *yb = sg_tensor_f32(y, lshape, 2);
+      float loss = 0;
+      sg_status st = fm_train_step(t->model, t->opt, xb, yb, &loss);
+      if (st != SG_OK) fprintf(stderr, "%s: step failed: %s\n", t->model->name, sg_last_error());
+      sg_scope_end(NULL, 0);
+      if (st != SG_OK) goto done;
+      loss_sum += loss;
       steps++;
       seen += t->batch;
-      sg_scope_end(NULL, 0);
     }
     double dt = now_s() - t0;
-    acc = fm_accuracy(t, test);
+    acc = fm_accuracy(t->model, test);
     printf("epoch %d/%d  loss %.4f  test accuracy %.2f%%  %.0f images/s  %.1f s  (live tensors "
            "%lld)\n",
            epoch, t->epochs, steps ? loss_sum / (double)steps : 0.0, 100.0 * acc, (double)seen / dt,
@@ -199,6 +192,30 @@ done:
   free(order);
   free(x);
   free(y);
-  free(grads);
   return acc;
+}
+
+int fm_run_example(const char *prog, sg_status (*make_model)(fm_model *), int epochs,
+                   int64_t max_train) {
+  char err[256];
+  fm_set train, test;
+  if (fm_load(fm_dir(), "train", max_train, &train, err, sizeof err) != 0 ||
+      fm_load(fm_dir(), "t10k", 0, &test, err, sizeof err) != 0) {
+    fprintf(stderr, "%s: %s (apt-get install dataset-fashion-mnist)\n", prog, err);
+    return 2;
+  }
+  fm_model m;
+  double acc = -1;
+  if (make_model(&m) != SG_OK) {
+    fprintf(stderr, "%s: %s\n", prog, sg_last_error());
+  } else {
+    fm_trainer t = {
+        .model = &m, .opt = sg_adam(1e-3f, 0.9f, 0.999f, 1e-7f), .batch = 128, .epochs = epochs};
+    acc = fm_train(&t, &train, &test);
+    sg_optimizer_free(t.opt);
+    fm_model_free(&m);
+  }
+  fm_free(&train);
+  fm_free(&test);
+  return acc < 0 ? 1 : 0;
 }

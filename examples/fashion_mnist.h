@@ -34,21 +34,13 @@ void fm_batch(const fm_set *s, const int64_t *idx, int64_t b, float *x, float *y
 
 /* ---- The training loop both examples share (public simdgrad API only) ---- */
 
-#include <simdgrad/simdgrad.h>
-
-/* Logits [b, 10] for images x ([b, 784], or [b, 28, 28, 1] when the trainer asks for images). */
-typedef sg_tensor *(*fm_forward)(sg_tensor *x, void *model);
+#include "models.h"
 
 typedef struct fm_trainer {
-  const char *name;
-  fm_forward forward;
-  void *model;
-  sg_tensor **params; /* variables */
-  int n_params;
+  const fm_model *model;
   sg_optimizer *opt;
   int64_t batch;
   int epochs;
-  int images; /* feed x as [b, 28, 28, 1] instead of [b, 784] */
 } fm_trainer;
 
 /* Trains for t->epochs over `train` (reshuffled each epoch), printing one line per epoch: mean
@@ -56,7 +48,12 @@ typedef struct fm_trainer {
    [0, 1], or -1 after printing an error. */
 double fm_train(const fm_trainer *t, const fm_set *train, const fm_set *test);
 
+/* An example's main: loads the data, builds the model, trains it with Adam (lr 1e-3, batch 128)
+   for `epochs` on at most max_train images (<= 0: all). Returns the exit status. */
+int fm_run_example(const char *prog, sg_status (*make_model)(fm_model *), int epochs,
+                   int64_t max_train);
+
 /* Fraction of `s` that the model classifies right (batches of 500, no tape). */
-double fm_accuracy(const fm_trainer *t, const fm_set *s);
+double fm_accuracy(const fm_model *m, const fm_set *s);
 
 #endif
