@@ -6,7 +6,8 @@
 #                      Google Benchmark flags through, e.g. ARGS=--benchmark_filter=exp;
 #                      BENCH_SUITE=all runs everything); the JSON goes to $(BENCH_JSON)
 #   make bench-plot    the roofline PNG from that JSON; make bench-compare A=x.json B=y.json
-#                      compares two runs; make bench-smoke checks the bench in 10-20 seconds
+#                      compares two runs; make bench-smoke checks the bench in 10-20 seconds;
+#                      make bench-torch compares with PyTorch in the same run
 #   make test-asan     the test suite built with AddressSanitizer, UBSan and LeakSanitizer
 #   make examples      build and run the examples
 #   make install       install into PREFIX (default /usr/local)
@@ -195,7 +196,7 @@ BENCH_SMOKE_FILTER := ^($(BENCH_SMOKE_KERNELS)|scatter_add)/[a-z0-9]+/(16384|16x
   ^train\.mlp(\.profiled)?/avx512/
 BENCH_SMOKE_ARGS = --roofline=quick --benchmark_min_time=0.01 '--benchmark_filter=$(BENCH_SMOKE_FILTER)'
 
-.PHONY: bench-plot bench-compare bench-smoke
+.PHONY: bench-plot bench-compare bench-smoke bench-torch
 bench: build
 	$(BENCH_BIN) --table --benchmark_min_time=$(BENCH_MIN_TIME) \
 	  --benchmark_out=$(BENCH_JSON) --benchmark_out_format=json \
@@ -207,6 +208,14 @@ bench-plot:
 	@[ -r $(BENCH_JSON) ] || { echo "simdgrad: no $(BENCH_JSON) yet: run make bench first" \
 	  "(or name a run: make bench-plot BENCH_JSON=run.json)"; exit 1; }
 	bench/plot $(BENCH_JSON) $(BENCH_PNG)
+
+# simdgrad against PyTorch (Debian: python3-torch) in one run: the same ops, training steps and
+# convolution, alternating between the two (bench/vs_torch).
+TORCH_PACKAGES := python3-torch
+PYTHON ?= /usr/bin/python3
+bench-torch: build
+	$(call install_packages,$(TORCH_PACKAGES))
+	$(PYTHON) bench/vs_torch --bench $(BENCH_BIN) $(ARGS)
 
 bench-compare:
 	@[ -n "$(A)" ] && [ -n "$(B)" ] || { echo "usage: make bench-compare A=old.json B=new.json" \

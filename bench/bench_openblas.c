@@ -5,9 +5,9 @@
  * OpenBLAS 0.3.21 falls back to its pre-AVX Prescott kernel on CPU models newer than it (an
  * Emerald Rapids Xeon). So the bench unsets OPENBLAS_CORETYPE and OPENBLAS_L2_SIZE, asks a
  * child process which kernel OpenBLAS then picks, and if that is a pre-AVX one on an AVX2 CPU
- * sets the newest kernel the CPU runs (SkylakeX or Haswell); it says what it did on stderr and
- * in the JSON context. SIMDGRAD_BENCH_OPENBLAS_CORETYPE=<kernel> forces a kernel, =keep leaves
- * the environment alone. The binary also runs where OpenBLAS is not installed. */
+ * sets the newest kernel the CPU runs (Cooperlake, SkylakeX or Haswell); it says what it did on
+ * stderr and in the JSON context. SIMDGRAD_BENCH_OPENBLAS_CORETYPE=<kernel> forces a kernel, =keep
+ * leaves the environment alone. The binary also runs where OpenBLAS is not installed. */
 #define _POSIX_C_SOURCE 200809L /* setenv, fork */
 #include <simdgrad/backend.h>
 #include <stdio.h>
@@ -107,7 +107,11 @@ static void choose_kernel(char *note, size_t size) {
   }
   char core[64];
   if (!probe(NULL, core, sizeof core) || !pre_avx(core) || !sg_backend_get("avx2")) return;
-  const char *better = sg_backend_get("avx512") ? "SkylakeX" : "Haswell";
+  /* Cooperlake is SkylakeX plus BF16; OpenBLAS's own detection picks it on such CPUs. */
+  __builtin_cpu_init();
+  const char *better = !sg_backend_get("avx512")              ? "Haswell"
+                       : __builtin_cpu_supports("avx512bf16") ? "Cooperlake"
+                                                              : "SkylakeX";
   char got[64];
   if (!probe(better, got, sizeof got) || pre_avx(got)) return;
   setenv("OPENBLAS_CORETYPE", better, 1);
