@@ -1,10 +1,12 @@
 /* Engine overhead through the public API, on the engine's backend: what an op costs beyond its
  * kernel. "engine.op_1elem" is a 1-element sg_add (checks, allocation, scope tracking, dispose);
  * "engine.scope" an empty sg_scope_begin/end; "engine.tape_chain10" the tape recording a chain
- * of 10 1-element ops and back-propagating through it; "engine.fork_join" an sg_neg just above
- * the serial grain (two chunks: one of BENCH_GRAIN elements, one of 1), whose threads:N time
- * minus its threads:1 time is the parallel-for's fork/join; "engine.omp_region" an empty OpenMP
- * parallel region in the bench, the runtime's own floor. The time column is per iteration. */
+ * of 10 1-element ops and back-propagating through it; "engine.op_1elem.taped" the 1-element
+ * sg_add with a tape open (64 per tape, each tape's begin and end shared among its 64 ops);
+ * "engine.fork_join" an sg_neg just above the serial grain (two chunks: one of BENCH_GRAIN
+ * elements, one of 1), whose threads:N time minus its threads:1 time is the parallel-for's
+ * fork/join; "engine.omp_region" an empty OpenMP parallel region in the bench, the runtime's own
+ * floor. The time column is per iteration. */
 #include <simdgrad/simdgrad.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -12,7 +14,14 @@
 #include "bench.h"
 #include "roofline.h"
 
-typedef enum engine_kind { OP_1ELEM, SCOPE, TAPE_CHAIN, FORK_JOIN, OMP_REGION } engine_kind;
+typedef enum engine_kind {
+  OP_1ELEM,
+  OP_1ELEM_TAPED,
+  SCOPE,
+  TAPE_CHAIN,
+  FORK_JOIN,
+  OMP_REGION
+} engine_kind;
 
 typedef struct engine_case {
   engine_kind kind;
@@ -33,6 +42,8 @@ static sg_tensor *chain10(sg_tensor *x, sg_tensor *w) {
   return sg_relu(h);
 }
 
+enum { TAPED_OPS = 64 };
+
 static void run_engine(bench_state *st, void *arg) {
   const engine_case *c = arg;
   int prev_threads = sg_threads();
@@ -49,6 +60,19 @@ static void run_engine(bench_state *st, void *arg) {
       sg_tensor *y = sg_add(a, b);
       bench_do_not_optimize(y);
       sg_dispose(y);
+    }
+    break;
+  case OP_1ELEM_TAPED:
+    while (!error && bench_keep_running_batch(st, TAPED_OPS)) {
+      sg_tensor *y = NULL, *grad;
+      sg_tape_begin();
+      for (int i = 0; i < TAPED_OPS; i++) {
+        sg_dispose(y);
+        y = sg_add(a, b);
+      }
+      if (sg_tape_end(y, NULL, &a, 1, &grad) != SG_OK) error = sg_last_error();
+      sg_dispose(y);
+      sg_dispose(grad);
     }
     break;
   case SCOPE:
@@ -108,6 +132,7 @@ void bench_register_engine(void) {
   char grain[32];
   snprintf(grain, sizeof grain, "%lld", (long long)BENCH_GRAIN + 1);
   add(OP_1ELEM, "engine.op_1elem", "1", 1);
+  add(OP_1ELEM_TAPED, "engine.op_1elem.taped", "1", 1);
   add(SCOPE, "engine.scope", "0", 1);
   add(TAPE_CHAIN, "engine.tape_chain10", "1", 1);
   for (int t = 0; t < nt; t++) add(FORK_JOIN, "engine.fork_join", grain, threads[t]);

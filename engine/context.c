@@ -22,6 +22,7 @@ static void ctx_free(void *p) {
   sg_ctx *c = p;
   tls_ctx = NULL; /* work later in thread exit makes a fresh one */
   free(c->tracked);
+  free(c->spare_nodes);
   free(c);
 }
 static void make_ctx_key(void) { pthread_key_create(&g_ctx_key, ctx_free); }

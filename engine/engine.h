@@ -137,8 +137,9 @@ typedef struct sg_ctx {
   int overflow_depth;
   sg_tensor **tracked; /* tensors made inside scopes; disposed slots are NULL */
   size_t n_tracked, cap_tracked;
-  sg_tape *tape; /* the open tape, NULL if none */
-  int op_depth;  /* >1 inside a composite op: inner ops do not record */
+  sg_tape *tape;     /* the open tape, NULL if none */
+  void *spare_nodes; /* a tape's first node block, kept for the next tape (tape.c) */
+  int op_depth;      /* >1 inside a composite op: inner ops do not record */
 } sg_ctx;
 
 sg_ctx *sg__ctx(void);
