@@ -8,10 +8,12 @@
  * scatters it back (col2im), one image per item since windows of neighbouring blocks overlap;
  * dfilter sums col^T dy over every item into per-chunk partial sums that are added in chunk
  * order, so results do not depend on the thread count. Scratch buffers come from the caching
- * allocator, one per chunk. */
+ * allocator, one per chunk. Where the input and output channels are wide enough, the forward
+ * and the input gradient skip im2col and run as shifted gemms instead (conv_shifted.h). */
 #include <stdatomic.h>
 #include <string.h>
 
+#include "conv_shifted.h"
 #include "window2d.h"
 
 /* Bytes of col buffer per block: a few hundred KiB keeps a block in L2 while gemm packs it. */
@@ -144,7 +146,16 @@ static sg_status conv2d_grad(const sg_node *node, sg_tensor *dy, const bool *nee
     if (!gx) return sg_last_status();
     dx[0] = gx;
     j.dx = sg__f32(gx);
-    if (j.g.out_c > 0 && j.k > 0) {
+    if (sg__conv_shifted_suits(&j.g)) {
+      /* The shifted form wants each tap transposed: ft [KH, KW, O, C]. */
+      sg_storage *ts = sg__storage_new((size_t)(j.k * (int64_t)j.g.out_c) * sizeof(float));
+      if (!ts) return oom_error();
+      const int64_t taps[3] = {(int64_t)(j.g.k_h * j.g.k_w), (int64_t)j.g.in_c, (int64_t)j.g.out_c};
+      static const int swap[3] = {0, 2, 1};
+      j.be->transpose(j.f, taps, swap, 3, ts->data);
+      sg__conv_shifted_input_grad(j.be, &j.g, j.dy, ts->data, j.dx);
+      sg__storage_release(ts);
+    } else if (j.g.out_c > 0 && j.k > 0) {
       double per_image = (double)j.p * (double)j.k * (double)j.g.out_c;
       sg_parallel_for((int64_t)j.g.batch, sg__grain_for(per_image, CONV_GRAIN_MACS),
                       input_grad_range, &j);
@@ -206,7 +217,10 @@ sg_tensor *sg_conv2d(sg_tensor *x, sg_tensor *filter, const int64_t *strides, sg
   sg_tensor *y = j.k == 0 ? sg__new_zeros(SG_F32, oshape, 4) : sg__new(SG_F32, oshape, 4);
   if (!y) return sg__op_fail(&op);
   j.y = sg__f32(y);
-  if (j.k > 0 && j.g.out_c > 0) sg_parallel_for(j.items, j.grain, forward_range, &j);
+  if (j.k > 0 && j.g.out_c > 0 && sg__conv_shifted_suits(&j.g))
+    sg__conv_shifted_forward(j.be, &j.g, j.x, j.f, j.y);
+  else if (j.k > 0 && j.g.out_c > 0)
+    sg_parallel_for(j.items, j.grain, forward_range, &j);
   if (atomic_load(&j.oom)) {
     oom_error();
     sg_dispose(y);

@@ -133,6 +133,12 @@ static const geom k_geoms[] = {
     {3, 5, 5, 17, 1, 1, 19, {1, 1}, {1, 1}, SG_PADDING_SAME, {0}}, /* pointwise */
     {1, 12, 12, 20, 5, 5, 33, {1, 1}, {1, 1}, SG_PADDING_SAME, {0}},
     {1, 4, 4, 1, 5, 5, 1, {3, 3}, {1, 1}, SG_PADDING_SAME, {0}}, /* window larger than x */
+    /* 16 channels and more in and out: the shifted-gemm form (engine/conv_shifted.c) */
+    {2, 9, 11, 16, 3, 3, 24, {2, 1}, {1, 1}, SG_PADDING_SAME, {0}},
+    {1, 10, 9, 17, 3, 3, 16, {1, 2}, {2, 1}, SG_PADDING_SAME, {0}},
+    {2, 7, 8, 16, 3, 2, 17, {1, 1}, {1, 1}, SG_PADDING_EXPLICIT, {2, 1, 0, 3}},
+    {1, 9, 9, 20, 3, 3, 16, {2, 3}, {1, 1}, SG_PADDING_VALID, {0}},
+    {1, 5, 6, 300, 3, 3, 290, {1, 1}, {1, 1}, SG_PADDING_SAME, {0}}, /* k and n cut in parts */
 };
 
 static void check_against_reference(bool dw) {
@@ -211,6 +217,56 @@ Test(conv, gradients_match_finite_differences) {
         sg_dispose(f);
       }
   sg_use_backend(best);
+}
+
+static double dot(const sg_tensor *a, const sg_tensor *b) {
+  double s = 0;
+  for (int64_t i = 0; i < sg_numel(a); i++) s += (double)sg_data_f32(a)[i] * sg_data_f32(b)[i];
+  return s;
+}
+
+/* conv2d is linear in x and in the filter, so its gradients are adjoints: for any dy, v and u,
+   <dx, v> = <dy, conv(v, f)> and <df, u> = <dy, conv(x, u)>. Checked on every geometry of the
+   reference test and every backend: the wide ones take the shifted-gemm path for dx, too big
+   for finite differences. */
+Test(conv, gradients_are_adjoints_of_the_forward) {
+  const char *best = sg_backend_name();
+  int64_t live = t_live_tensors();
+  for (size_t gi = 0; gi < sizeof k_geoms / sizeof *k_geoms; gi++)
+    for (int b = 0; b < 3; b++) {
+      if (!sg_backend_available(k_backends[b])) continue;
+      sg_use_backend(k_backends[b]);
+      const geom *g = &k_geoms[gi];
+      const int64_t xshape[4] = {g->n, g->h, g->w, g->c}, fshape[4] = {g->kh, g->kw, g->c, g->o};
+      sg_scope_begin("adjoint");
+      sg_tensor *x = sg_random_uniform(xshape, 4, -1, 1, 21 + gi);
+      sg_tensor *f = sg_random_uniform(fshape, 4, -1, 1, 41 + gi);
+      sg_tensor *v = sg_random_uniform(xshape, 4, -1, 1, 61 + gi);
+      sg_tensor *u = sg_random_uniform(fshape, 4, -1, 1, 81 + gi);
+      cr_assert_eq(sg_tape_begin(), SG_OK);
+      sg_tensor *y = run_conv(g, false, x, f);
+      sg_tensor *dy = sg_random_uniform(sg_shape(y), 4, -1, 1, 101 + gi);
+      sg_tensor *xs[2] = {x, f}, *grads[2];
+      cr_assert_eq(sg_tape_end(y, dy, xs, 2, grads), SG_OK, "%s", sg_last_error());
+      double want_x = dot(dy, run_conv(g, false, v, f)), got_x = dot(grads[0], v);
+      double want_f = dot(dy, run_conv(g, false, x, u)), got_f = dot(grads[1], u);
+      /* float sums of K products per element: a few eps of sqrt(K) per term, relative to the
+         sum of the magnitudes */
+      double scale = 0;
+      for (int64_t i = 0; i < sg_numel(y); i++) scale += fabs((double)sg_data_f32(dy)[i]);
+      double tol = 1e-6 * scale * sqrt((double)(g->kh * g->kw * g->c));
+      cr_assert(fabs(got_x - want_x) <= tol,
+                "geometry %zu on %s: <dx, v> = %.9g, <dy, conv(v, f)> = %.9g", gi, k_backends[b],
+                got_x, want_x);
+      cr_assert(fabs(got_f - want_f) <= tol,
+                "geometry %zu on %s: <df, u> = %.9g, <dy, conv(x, u)> = %.9g", gi, k_backends[b],
+                got_f, want_f);
+      sg_dispose(grads[0]);
+      sg_dispose(grads[1]);
+      sg_scope_end(NULL, 0);
+    }
+  sg_use_backend(best);
+  cr_assert_eq(t_live_tensors(), live);
 }
 
 /* Large enough to split across threads: the results must not depend on the thread count. */
