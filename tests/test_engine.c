@@ -137,6 +137,54 @@ Test(memory, bytes_and_peak_track_live_tensors) {
   cr_assert_eq(m2.num_bytes, m0.num_bytes);
 }
 
+/* Tensors made on one thread and disposed on another, while other threads allocate, and
+   threads that exit holding counts: the totals come out exact (the counters are per thread,
+   summed by sg_memory). */
+typedef struct churn_arg {
+  sg_tensor **made; /* 64 tensors for the main thread to dispose */
+  int seed;
+} churn_arg;
+
+static void *churn(void *p) {
+  churn_arg *a = p;
+  for (int round = 0; round < 200; round++) {
+    int64_t s[1] = {1 + (round * 37 + a->seed) % 5000};
+    sg_tensor *t = sg_fill(s, 1, 1.0f);
+    sg_tensor *u = sg_exp(t);
+    sg_dispose(t);
+    sg_dispose(u);
+  }
+  for (int i = 0; i < 64; i++) {
+    int64_t s[1] = {100 + i};
+    a->made[i] = sg_zeros(s, 1);
+  }
+  return NULL;
+}
+
+Test(memory, counts_are_exact_across_threads) {
+  sg_memory_info m0 = sg_memory();
+  enum { THREADS = 4 };
+  pthread_t th[THREADS];
+  sg_tensor *made[THREADS][64];
+  churn_arg args[THREADS];
+  for (int i = 0; i < THREADS; i++) {
+    args[i] = (churn_arg){made[i], i};
+    cr_assert_eq(pthread_create(&th[i], NULL, churn, &args[i]), 0);
+  }
+  for (int i = 0; i < THREADS; i++) pthread_join(th[i], NULL);
+  int64_t bytes = 0;
+  for (int i = 0; i < 64; i++) bytes += (100 + i) * 4;
+  sg_memory_info m1 = sg_memory();
+  cr_assert_eq(m1.num_tensors, m0.num_tensors + THREADS * 64, "tensors: %lld, want %lld",
+               (long long)m1.num_tensors, (long long)(m0.num_tensors + THREADS * 64));
+  cr_assert_eq(m1.num_bytes, m0.num_bytes + THREADS * bytes);
+  for (int i = 0; i < THREADS; i++)
+    for (int k = 0; k < 64; k++) sg_dispose(made[i][k]);
+  sg_memory_info m2 = sg_memory();
+  cr_assert_eq(m2.num_tensors, m0.num_tensors);
+  cr_assert_eq(m2.num_bytes, m0.num_bytes);
+}
+
 /* ---- Scopes ---- */
 
 Test(scope, end_disposes_everything_but_keep) {
