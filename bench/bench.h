@@ -59,6 +59,18 @@ void bench_register_api(void);         /* bench_api.c: whole ops through the tap
 void bench_register_engine(void);      /* bench_engine.c: engine overhead */
 void bench_register_train(void);       /* bench_train.c: training steps, conv 3x3, profiler */
 
+/* ---- Running on a backend ---- */
+
+/* The engine's backend and threads before bench_enter, for bench_leave. */
+typedef struct bench_engine_state {
+  char backend[16];
+  int threads;
+} bench_engine_state;
+/* Switches the engine to backend `be` and `threads` threads and opens a scope for what the
+   benchmark makes; bench_leave closes it and restores the engine. */
+void bench_enter(const sg_backend *be, int threads, bench_engine_state *saved);
+void bench_leave(const bench_engine_state *saved);
+
 /* ---- Work and counters ---- */
 
 typedef struct bench_work {

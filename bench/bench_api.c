@@ -276,12 +276,8 @@ static int make_inputs(const api_case *c, sg_tensor **in) {
 static void run_api(bench_state *st, void *arg) {
   const api_case *c = arg;
   const api_op *op = c->op;
-  char prev_backend[16];
-  snprintf(prev_backend, sizeof prev_backend, "%s", sg_backend_name());
-  int prev_threads = sg_threads();
-  sg_use_backend(c->be->name);
-  sg_set_threads(c->threads);
-  sg_scope_begin("bench");
+  bench_engine_state saved;
+  bench_enter(c->be, c->threads, &saved);
 
   sg_tensor *in[MAX_IN] = {NULL}, *xs[MAX_IN], *grads[MAX_IN];
   int n_in = make_inputs(c, in), nx = 0;
@@ -325,9 +321,7 @@ static void run_api(bench_state *st, void *arg) {
   sg_clear_error();
   sg_optimizer_free(opt);
   sg_dispose(var);
-  sg_scope_end(NULL, 0);
-  sg_use_backend(prev_backend);
-  sg_set_threads(prev_threads);
+  bench_leave(&saved);
   if (error) return;
 
   double n = (double)c->n, flops = 0, bytes = op->bytes * n, items = n;

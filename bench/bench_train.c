@@ -145,21 +145,15 @@ static const char *run_op_profiled(bench_state *st, onoff *t) {
 
 static void run_train(bench_state *st, void *arg) {
   const train_case *c = arg;
-  char prev_backend[16];
-  snprintf(prev_backend, sizeof prev_backend, "%s", sg_backend_name());
-  int prev_threads = sg_threads();
-  sg_use_backend(c->be->name);
-  sg_set_threads(c->threads);
-  sg_scope_begin("bench");
+  bench_engine_state saved;
+  bench_enter(c->be, c->threads, &saved);
   onoff t = {{0, 0}};
   const char *error = c->kind == OP_PROFILED                        ? run_op_profiled(st, &t)
                       : c->kind == CONV_FWD || c->kind == CONV_TAPE ? run_conv(st, c->kind)
                                                                     : run_steps(st, c->kind, &t);
   if (error) bench_skip_with_error(st, error);
   sg_clear_error();
-  sg_scope_end(NULL, 0);
-  sg_use_backend(prev_backend);
-  sg_set_threads(prev_threads);
+  bench_leave(&saved);
   if (error) return;
 
   bench_work w = {.isa = roofline_isa_of(c->be->name), .threads = c->threads};

@@ -3,6 +3,7 @@
  * benchmark reports (bench.h). */
 #define _DEFAULT_SOURCE /* madvise */
 #include <omp.h>
+#include <simdgrad/simdgrad.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -171,4 +172,18 @@ void bench_report(bench_state *st, const bench_work *w) {
   snprintf(label, sizeof label, "%s%s%s in %s", w->desc ? w->desc : "", w->desc ? "; " : "",
            human_bytes(w->bytes, ws, sizeof ws), roofline_level_name(level));
   bench_set_label(st, label);
+}
+
+void bench_enter(const sg_backend *be, int threads, bench_engine_state *saved) {
+  snprintf(saved->backend, sizeof saved->backend, "%s", sg_backend_name());
+  saved->threads = sg_threads();
+  sg_use_backend(be->name);
+  sg_set_threads(threads);
+  sg_scope_begin("bench");
+}
+
+void bench_leave(const bench_engine_state *saved) {
+  sg_scope_end(NULL, 0);
+  sg_use_backend(saved->backend);
+  sg_set_threads(saved->threads);
 }

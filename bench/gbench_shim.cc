@@ -221,18 +221,6 @@ public:
   int errors() const { return errors_; }
 
 private:
-  // What some rows measure besides the columns: training throughput, the profiler's cost.
-  static std::string extras(const Run &r) {
-    std::string out;
-    double images = counter(r, "images_per_second");
-    double off = counter(r, "profile_off_s"), on = counter(r, "profile_on_s");
-    if (images > 0) out += format("  %.0f images/s", images);
-    if (off > 0 && on > 0)
-      out += "  profiler off " + human_time(off) + ", on " + human_time(on) +
-             format(" (%+.1f%%)", 100 * (on / off - 1));
-    return out;
-  }
-
   benchmark::BenchmarkReporter *inner_;
   int errors_ = 0;
 };

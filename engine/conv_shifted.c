@@ -33,17 +33,20 @@ static void gemm_add(const sg_backend *be, size_t m, size_t n, size_t k, const f
   }
 }
 
-/* The output columns [*lo, *hi) whose input column ow * stride + tap - pad lies in [0, in). */
-static void tap_columns(size_t out, size_t in, size_t stride, size_t tap, size_t pad, size_t *lo,
-                        size_t *hi) {
-  /* ow * stride >= pad - tap, and ow * stride <= in - 1 + pad - tap */
-  ptrdiff_t first = (ptrdiff_t)pad - (ptrdiff_t)tap,
-            last = (ptrdiff_t)(in + pad) - 1 - (ptrdiff_t)tap;
-  ptrdiff_t s = (ptrdiff_t)stride;
-  ptrdiff_t l = first <= 0 ? 0 : (first + s - 1) / s;
-  ptrdiff_t h = last < 0 ? 0 : last / s + 1;
-  *lo = (size_t)l;
-  *hi = h < (ptrdiff_t)out ? (size_t)h : out;
+/* Filter column kw reaches the output columns [*ow0, *ow1), whose input columns
+   ow * stride_w + kw * dilation_w - pad_left lie in [0, in_w) and start at *iw0. False when
+   there are none. */
+static bool tap_span(const sg_window2d *g, size_t kw, size_t *ow0, size_t *ow1, size_t *iw0) {
+  ptrdiff_t tap = (ptrdiff_t)(kw * g->dilation_w), s = (ptrdiff_t)g->stride_w;
+  ptrdiff_t first = (ptrdiff_t)g->pad_left - tap,
+            last = (ptrdiff_t)(g->in_w + g->pad_left) - 1 - tap;
+  ptrdiff_t lo = first <= 0 ? 0 : (first + s - 1) / s, hi = last < 0 ? 0 : last / s + 1;
+  if (hi > (ptrdiff_t)g->out_w) hi = (ptrdiff_t)g->out_w;
+  if (lo >= hi) return false;
+  *ow0 = (size_t)lo;
+  *ow1 = (size_t)hi;
+  *iw0 = (size_t)(lo * s - first);
+  return true;
 }
 
 typedef struct shifted_job {
@@ -66,11 +69,8 @@ static void forward_rows(int64_t lo, int64_t hi, void *arg) {
       ptrdiff_t ih = (ptrdiff_t)(oh * g->stride_h + kh * g->dilation_h) - (ptrdiff_t)g->pad_top;
       if (ih < 0 || ih >= (ptrdiff_t)g->in_h) continue;
       const float *x = j->in + (n * g->in_h + (size_t)ih) * g->in_w * c;
-      for (size_t kw = 0; kw < g->k_w; kw++) {
-        size_t ow0, ow1, tap = kw * g->dilation_w;
-        tap_columns(g->out_w, g->in_w, g->stride_w, tap, g->pad_left, &ow0, &ow1);
-        if (ow0 >= ow1) continue;
-        size_t iw0 = ow0 * g->stride_w + tap - g->pad_left;
+      for (size_t kw = 0, ow0, ow1, iw0; kw < g->k_w; kw++) {
+        if (!tap_span(g, kw, &ow0, &ow1, &iw0)) continue;
         gemm_add(j->be, ow1 - ow0, o, c, x + iw0 * c, g->stride_w * c,
                  j->w + (kh * g->k_w + kw) * c * o, o, y + ow0 * o, o);
       }
@@ -103,11 +103,8 @@ static void input_grad_rows(int64_t lo, int64_t hi, void *arg) {
       size_t oh = (size_t)t / g->stride_h;
       if (oh >= g->out_h) continue;
       const float *dy = j->in + (n * g->out_h + oh) * g->out_w * o;
-      for (size_t kw = 0; kw < g->k_w; kw++) {
-        size_t ow0, ow1, tap = kw * g->dilation_w;
-        tap_columns(g->out_w, g->in_w, g->stride_w, tap, g->pad_left, &ow0, &ow1);
-        if (ow0 >= ow1) continue;
-        size_t iw0 = ow0 * g->stride_w + tap - g->pad_left;
+      for (size_t kw = 0, ow0, ow1, iw0; kw < g->k_w; kw++) {
+        if (!tap_span(g, kw, &ow0, &ow1, &iw0)) continue;
         gemm_add(j->be, ow1 - ow0, c, o, dy + ow0 * o, o, j->w + (kh * g->k_w + kw) * o * c, c,
                  dx + iw0 * c, g->stride_w * c);
       }
