@@ -156,6 +156,17 @@ static inline vf vcopysign(vf mag, vf sgn) {
   return _mm256_or_ps(_mm256_andnot_ps(sign, mag), _mm256_and_ps(sign, sgn));
 }
 
+/* 32-bit integer lanes for counter-based hashing (simd_dropout.inc). */
+static inline vbits_t vbits_set1(uint32_t x) { return _mm256_set1_epi32((int)x); }
+static inline vbits_t vbits_iota(void) { return _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7); }
+static inline vbits_t vbits_add(vbits_t a, vbits_t b) { return _mm256_add_epi32(a, b); }
+static inline vbits_t vbits_mul(vbits_t a, vbits_t b) { return _mm256_mullo_epi32(a, b); }
+static inline vbits_t vbits_xor(vbits_t a, vbits_t b) { return _mm256_xor_si256(a, b); }
+/* a >= b as unsigned: AVX2 has no unsigned compare, but max(a, b) == a says it. */
+static inline vmask vbits_ge_u32(vbits_t a, vbits_t b) {
+  return _mm256_castsi256_ps(_mm256_cmpeq_epi32(_mm256_max_epu32(a, b), a));
+}
+
 /* SLEEF, 1.0 ULP class (u10), where simd_math.inc has nothing faster. */
 static inline vf vexpm1(vf a) { return Sleef_expm1f8_u10avx2(a); }
 static inline vf vlog(vf a) { return Sleef_logf8_u10avx2(a); }

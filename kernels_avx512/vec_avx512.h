@@ -112,6 +112,18 @@ static inline vf vcopysign(vf mag, vf sgn) {
   return _mm512_or_ps(_mm512_andnot_ps(sign, mag), _mm512_and_ps(sign, sgn));
 }
 
+/* 32-bit integer lanes for counter-based hashing (simd_dropout.inc). */
+static inline vbits_t vbits_set1(uint32_t x) { return _mm512_set1_epi32((int)x); }
+static inline vbits_t vbits_iota(void) {
+  return _mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15);
+}
+static inline vbits_t vbits_add(vbits_t a, vbits_t b) { return _mm512_add_epi32(a, b); }
+static inline vbits_t vbits_mul(vbits_t a, vbits_t b) { return _mm512_mullo_epi32(a, b); }
+static inline vbits_t vbits_xor(vbits_t a, vbits_t b) { return _mm512_xor_si512(a, b); }
+static inline vmask vbits_ge_u32(vbits_t a, vbits_t b) {
+  return _mm512_cmp_epu32_mask(a, b, _MM_CMPINT_NLT);
+}
+
 /* SLEEF, 1.0 ULP class (u10), where simd_math.inc has nothing faster. */
 static inline vf vexpm1(vf a) { return Sleef_expm1f16_u10avx512f(a); }
 static inline vf vlog(vf a) { return Sleef_logf16_u10avx512f(a); }

@@ -354,3 +354,44 @@ Test(dropout, mask_statistics_determinism_and_gradient) {
   for (int i = 0; i < 6; i++) sg_dispose(objs[i]);
   cr_assert_eq(t_live_tensors(), live);
 }
+
+/* The dropout kernel of every backend gives the scalar kernel's bits: sizes that hit every
+   remainder path, outputs 1..15 floats off alignment, element counters that cross a multiple of
+   2^32 inside a vector, rates 0 and 1 (threshold 0 and 2^32) and NaN, inf and -0 inputs. */
+Test(dropout, kernel_matches_scalar_on_every_backend) {
+  static const size_t sizes[] = {0, 1, 7, 15, 16, 17, 31, 33, 63, 65, 1000, 100003};
+  static const struct {
+    uint64_t offset, seed, threshold;
+  } cases[] = {
+      {0, 42, 1288490189u},                                  /* rate 0.3 */
+      {(1ull << 32) - 21, 0x123456789ABCDEFull, 1ull << 31}, /* counters cross 2^32 */
+      {5, 7, 0},                                             /* rate 0: keep all */
+      {9, 7, 1ull << 32},                                    /* rate 1: drop all */
+  };
+  const size_t most = 100003 + 16;
+  float *x = malloc(most * sizeof(float)), *want = malloc(most * sizeof(float));
+  float *got = malloc((most + 16) * sizeof(float));
+  for (size_t i = 0; i < most; i++) x[i] = (float)(i % 13) - 6.0f;
+  x[3] = NAN, x[40] = INFINITY, x[41] = -0.0f, x[99999] = NAN;
+  const sg_backend *ref = sg_backend_get("scalar");
+  for (int b = 1; b < 3; b++) {
+    const sg_backend *be = sg_backend_get(k_backends[b]);
+    if (!be) continue;
+    for (size_t c = 0; c < sizeof cases / sizeof *cases; c++)
+      for (size_t s = 0; s < sizeof sizes / sizeof *sizes; s++)
+        for (size_t off = 0; off < 16; off += (sizes[s] > 1000 ? 5 : 1)) {
+          size_t n = sizes[s];
+          ref->dropout(x + off, want, n, cases[c].offset, cases[c].seed, cases[c].threshold, 1.5f);
+          got[off + n] = 12345.0f; /* canary after the end */
+          be->dropout(x + off, got + off, n, cases[c].offset, cases[c].seed, cases[c].threshold,
+                      1.5f);
+          cr_assert_eq(memcmp(got + off, want, n * sizeof(float)), 0,
+                       "%s dropout differs from scalar: case %zu, n %zu, offset %zu", be->name, c,
+                       n, off);
+          cr_assert_eq(got[off + n], 12345.0f, "%s dropout wrote past n = %zu", be->name, n);
+        }
+  }
+  free(x);
+  free(want);
+  free(got);
+}
