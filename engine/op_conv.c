@@ -178,10 +178,7 @@ static sg_status conv2d_grad(const sg_node *node, sg_tensor *dy, const bool *nee
       if (!ps) return sg__error(SG_ERR_OOM, "conv2d", "out of memory for the filter gradient");
       j.parts = ps->data;
       sg_parallel_for(j.items, j.grain, filter_grad_range, &j);
-      float *out = sg__f32(gf);
-      memcpy(out, j.parts, (size_t)size * sizeof(float));
-      for (int64_t p = 1; p < n_parts; p++)
-        j.be->add(out, 1, j.parts + p * size, 1, out, (size_t)size);
+      sg__sum_parts(j.be, sg__f32(gf), j.parts, n_parts, size);
       sg__storage_release(ps);
     }
   }
@@ -191,25 +188,14 @@ static sg_status conv2d_grad(const sg_node *node, sg_tensor *dy, const bool *nee
 sg_tensor *sg_conv2d(sg_tensor *x, sg_tensor *filter, const int64_t *strides, sg_padding padding,
                      const int64_t *pads, const int64_t *dilations) {
   const char *name = "conv2d";
-  char a[SG_SHAPE_STR_MAX], b[SG_SHAPE_STR_MAX];
-  static const int64_t ones[2] = {1, 1};
   sg_op op;
   if (!sg__op_begin(&op, name)) return NULL;
-  if (!sg__check_f32(x, name, "x") || !sg__check_f32(filter, name, "filter"))
-    return sg__op_fail(&op);
-  if (filter->rank != 4 || x->rank != 4 || filter->shape[2] != x->shape[3]) {
-    sg__error(SG_ERR_SHAPE, name,
-              "needs x [N, H, W, C] and filter [KH, KW, C, O] with the same C (x is %s, filter "
-              "is %s)",
-              sg__shape_str(x->shape, x->rank, a, sizeof a),
-              sg__shape_str(filter->shape, filter->rank, b, sizeof b));
-    return sg__op_fail(&op);
-  }
-  conv_job j = {.be = sg__backend(), .x = sg__f32(x), .f = sg__f32(filter)};
+  conv_job j = {.be = sg__backend()};
   atomic_init(&j.oom, false);
-  if (!sg__window2d(name, x, filter->shape[0], filter->shape[1], strides, ones, padding, pads,
-                    dilations, &j.g))
+  if (!sg__window2d_filtered(name, x, filter, "O", strides, padding, pads, dilations, &j.g))
     return sg__op_fail(&op);
+  j.x = sg__f32(x);
+  j.f = sg__f32(filter);
   j.g.out_c = (size_t)filter->shape[3];
   const int64_t oshape[4] = {x->shape[0], (int64_t)j.g.out_h, (int64_t)j.g.out_w, filter->shape[3]};
   conv_plan(&j);
@@ -226,14 +212,5 @@ sg_tensor *sg_conv2d(sg_tensor *x, sg_tensor *filter, const int64_t *strides, sg
     sg_dispose(y);
     return sg__op_fail(&op);
   }
-  sg_tensor *inputs[2] = {x, filter};
-  sg_node *node = sg__record(&op, conv2d_grad, inputs, 2, y);
-  if (op.record) {
-    if (!node || !sg__save(node, x) || !sg__save(node, filter)) {
-      sg_dispose(y);
-      return sg__op_fail(&op);
-    }
-    sg__window2d_save(node, &j.g);
-  }
-  return sg__op_end(&op, y);
+  return sg__window2d_filtered_end(&op, conv2d_grad, x, filter, y, &j.g);
 }

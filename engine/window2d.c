@@ -2,6 +2,8 @@
  * into a sg_window2d (engine/window2d.h), with the argument checks every window op shares. */
 #include "window2d.h"
 
+#include <string.h>
+
 static int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
 
 bool sg__window2d(const char *op, const sg_tensor *x, int64_t k_h, int64_t k_w,
@@ -88,4 +90,42 @@ sg_window2d sg__window2d_load(const sg_node *node) {
                        (size_t)p[4],  (size_t)p[5],  (size_t)p[6],  (size_t)p[7],
                        (size_t)p[8],  (size_t)p[9],  (size_t)p[10], (size_t)p[11],
                        (size_t)p[12], (size_t)p[13], (size_t)p[14], (size_t)p[15]};
+}
+
+bool sg__window2d_filtered(const char *op, const sg_tensor *x, const sg_tensor *filter,
+                           const char *last, const int64_t *strides, sg_padding padding,
+                           const int64_t *pads, const int64_t *dilations, sg_window2d *g) {
+  static const int64_t ones[2] = {1, 1};
+  char a[SG_SHAPE_STR_MAX], b[SG_SHAPE_STR_MAX];
+  if (!sg__check_f32(x, op, "x") || !sg__check_f32(filter, op, "filter")) return false;
+  if (filter->rank != 4 || x->rank != 4 || filter->shape[2] != x->shape[3]) {
+    sg__error(SG_ERR_SHAPE, op,
+              "needs x [N, H, W, C] and filter [KH, KW, C, %s] with the same C (x is %s, filter "
+              "is %s)",
+              last, sg__shape_str(x->shape, x->rank, a, sizeof a),
+              sg__shape_str(filter->shape, filter->rank, b, sizeof b));
+    return false;
+  }
+  return sg__window2d(op, x, filter->shape[0], filter->shape[1], strides, ones, padding, pads,
+                      dilations, g);
+}
+
+sg_tensor *sg__window2d_filtered_end(sg_op *op, sg_grad_fn grad, sg_tensor *x, sg_tensor *filter,
+                                     sg_tensor *y, const sg_window2d *g) {
+  sg_tensor *inputs[2] = {x, filter};
+  sg_node *node = sg__record(op, grad, inputs, 2, y);
+  if (op->record) {
+    if (!node || !sg__save(node, x) || !sg__save(node, filter)) {
+      sg_dispose(y);
+      return sg__op_fail(op);
+    }
+    sg__window2d_save(node, g);
+  }
+  return sg__op_end(op, y);
+}
+
+void sg__sum_parts(const sg_backend *be, float *out, const float *parts, int64_t n_parts,
+                   int64_t size) {
+  memcpy(out, parts, (size_t)size * sizeof(float));
+  for (int64_t p = 1; p < n_parts; p++) be->add(out, 1, parts + p * size, 1, out, (size_t)size);
 }
