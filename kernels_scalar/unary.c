@@ -286,8 +286,10 @@ void sg_f32_sigmoid_backward__scalar(const float *dy, const float *x, const floa
 
 void sg_f32_tanh_backward__scalar(const float *dy, const float *x, const float *y, float *dx,
                                   size_t n) {
+  /* (1 - y)(1 + y), not 1 - y^2: near |y| = 1 the rounding of y^2 is relative to 1 while the
+     result is tiny; 1 - y and 1 + y are exact there. */
   (void)x;
-  for (size_t i = 0; i < n; i++) dx[i] = dy[i] * (1.0f - y[i] * y[i]);
+  for (size_t i = 0; i < n; i++) dx[i] = dy[i] * ((1.0f - y[i]) * (1.0f + y[i]));
 }
 
 void sg_f32_softplus_backward__scalar(const float *dy, const float *x, const float *y, float *dx,
