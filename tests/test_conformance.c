@@ -1550,6 +1550,32 @@ static void transpose_family(void) {
   for (size_t i = 0; i < COUNT(cases); i++)
     for (size_t off = 0; off < 16; off += 5)
       transpose_case(cases[i].rank, cases[i].shape, cases[i].perm, off);
+  /* Every size of the list against a few others, so the register tiles of every width meet
+     full and partial edges in both directions: 2-D, batched (the leading axis stays), and a
+     3-D permutation whose x-contiguous axis is not next to y's last one. */
+  static const int64_t partner[] = {1, 7, 16, 17, 33};
+  static const int p2[] = {1, 0}, p_batch[] = {0, 2, 1}, p_far[] = {2, 0, 1};
+  for (size_t si = 0; si < COUNT(k_sizes); si++) {
+    int64_t s = (int64_t)k_sizes[si];
+    bool big = k_sizes[si] >= BIG;
+    for (size_t pi = 0; pi < COUNT(partner); pi++) {
+      int64_t t = partner[pi];
+      if (big && t > 7) continue;
+      for (size_t k = 0; k < n_offsets(k_sizes[si] * (size_t)t) && k < 4; k++) {
+        size_t off = offset_at(k_sizes[si] * (size_t)t, k) * 5 % 16;
+        transpose_case(2, (const int64_t[]){s, t}, p2, off);
+        transpose_case(2, (const int64_t[]){t, s}, p2, off);
+        transpose_case(3, (const int64_t[]){3, s, t}, p_batch, off);
+        transpose_case(3, (const int64_t[]){t, 5, s}, p_far, off);
+      }
+    }
+    if (!big)
+      for (size_t off = 0; off < 16; off += 3) transpose_case(2, (const int64_t[]){s, s}, p2, off);
+  }
+  /* Large: many whole cache blocks and ragged edges on both axes. */
+  transpose_case(2, (const int64_t[]){1000, 1000}, p2, 0);
+  transpose_case(2, (const int64_t[]){1031, 517}, p2, 7);
+  transpose_case(3, (const int64_t[]){4, 257, 263}, p_batch, 13);
 }
 
 static void scatter_family(void) {
