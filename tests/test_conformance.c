@@ -994,8 +994,9 @@ typedef struct shape3 {
   size_t outer, r, inner;
 } shape3;
 
-/* [outer, r, inner] shapes: rows (inner 1), rows with a short inner, and columns, each over the
-   size list; plus empty outer and inner. */
+/* [outer, r, inner] shapes: rows (inner 1), rows with a short inner, columns, and columns of
+   17 (full vectors and a one-lane tail, on every ISA) over r of every size, each over the size
+   list; plus empty outer and inner. */
 static size_t make_shapes(shape3 *out, bool need_r) {
   size_t k = 0;
   for (size_t si = 0; si < COUNT(k_sizes); si++) {
@@ -1003,13 +1004,14 @@ static size_t make_shapes(shape3 *out, bool need_r) {
     if (need_r && s == 0) continue;
     out[k++] = (shape3){s >= 100000 ? 1 : 2, s, 1};
     if (s < 100000) out[k++] = (shape3){1, s, 5};
+    if (s < 100000 && (s > 0 || !need_r)) out[k++] = (shape3){2, s, 17};
     if (s > 0 || !need_r) out[k++] = (shape3){s >= 100000 ? 1 : 2, need_r || s ? 3 : 0, s};
   }
   out[k++] = (shape3){0, 5, 3};
   out[k++] = (shape3){2, 5, 0};
   return k;
 }
-#define MAX_SHAPES (3 * COUNT(k_sizes) + 2)
+#define MAX_SHAPES (4 * COUNT(k_sizes) + 2)
 
 /* Reduction input classes: one kind of edge value at a time (mixing them turns every row into
    NaN), whole rows of zeros or -inf, ties, and everything at once. */
