@@ -1669,10 +1669,29 @@ Test(conformance, leaky_relu_and_clip) {
   finish("leaky_relu and clip");
 }
 
+/* Outputs of 2^21 floats and more take the SIMD binary kernels' non-temporal store path
+   (SG_STREAM_MIN in kernels_avx2/simd_binary.inc): a masked head up to y's vector alignment,
+   streamed vectors, a fence, the tail. Offsets 6 and 13 put y at 0 and 7 floats past a 64-byte
+   boundary (off_of), so the head is empty once and ragged once; n leaves a tail. */
+#define STREAM_N (((size_t)2 << 20) + 13)
+static void binary_forward_streamed(const bslot *s) {
+  const tol *t = tol_for(s->name);
+  static const size_t offs[] = {6, 13};
+  for (size_t steps = 0; steps < 4; steps++)
+    for (size_t k = 0; k < COUNT(offs); k++) {
+      bcase bc =
+          bcase_make(s->name, t, STREAM_N, steps & 1, steps >> 1, k, offs[k], P_SPECIAL, false);
+      binary_forward_case(s, t, &bc);
+      bcase_free(&bc);
+    }
+}
+
 Test(conformance, binary_forward) {
-  for (size_t i = 0; i < COUNT(k_binary); i++)
+  for (size_t i = 0; i < COUNT(k_binary); i++) {
     for_each_bcase(&k_binary[i], k_binary[i].name, tol_for(k_binary[i].name), false,
                    binary_forward_case);
+    binary_forward_streamed(&k_binary[i]);
+  }
   finish("binary forward");
 }
 
