@@ -116,6 +116,27 @@ static inline vmask vmask_load_bytes(const uint8_t *c, size_t n) {
   return _mm256_castsi256_ps(_mm256_cmpgt_epi32(w, _mm256_setzero_si256()));
 }
 
+/* Transposes the VN x VN block held in r[0..VN): r[k] becomes column k. Moves bits only (any
+   pattern, signalling NaN included, comes out unchanged). 8 x 8: pairs of rows interleaved,
+   then quadruples, then the 128-bit halves swapped. */
+static inline void vtranspose(vf r[VN]) {
+  vf t[8], s[8];
+  for (int k = 0; k < 8; k += 2) {
+    t[k] = _mm256_unpacklo_ps(r[k], r[k + 1]);     /* a0 b0 a1 b1 | a4 b4 a5 b5 */
+    t[k + 1] = _mm256_unpackhi_ps(r[k], r[k + 1]); /* a2 b2 a3 b3 | a6 b6 a7 b7 */
+  }
+  for (int k = 0; k < 8; k += 4) {
+    s[k] = _mm256_shuffle_ps(t[k], t[k + 2], 0x44);         /* a0 b0 c0 d0 | a4 .. */
+    s[k + 1] = _mm256_shuffle_ps(t[k], t[k + 2], 0xEE);     /* a1 b1 c1 d1 | a5 .. */
+    s[k + 2] = _mm256_shuffle_ps(t[k + 1], t[k + 3], 0x44); /* a2 .. | a6 .. */
+    s[k + 3] = _mm256_shuffle_ps(t[k + 1], t[k + 3], 0xEE); /* a3 .. | a7 .. */
+  }
+  for (int k = 0; k < 4; k++) {
+    r[k] = _mm256_permute2f128_ps(s[k], s[k + 4], 0x20);
+    r[k + 4] = _mm256_permute2f128_ps(s[k], s[k + 4], 0x31);
+  }
+}
+
 /* Horizontal reductions. */
 static inline float vhsum(vf v) {
   __m128 s = _mm_add_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
@@ -176,6 +197,6 @@ static inline vf vcos(vf a) { return Sleef_cosf8_u10avx2(a); }
 static inline vf verf(vf a) { return Sleef_erff8_u10avx2(a); }
 static inline vf vpow(vf a, vf b) { return Sleef_powf8_u10avx2(a, b); }
 
-#include "kernels_avx2/simd_math.inc" /* vexp, vtanh, vphi, vgelu */
+#include "kernels_avx2/simd_math.inc" /* vexp, vtanh, vphi, vgelu, vgelu_grad */
 
 #endif

@@ -96,6 +96,34 @@ static inline vmask vmask_load_bytes(const uint8_t *c, size_t n) {
   return _mm_test_epi8_mask(b, b);
 }
 
+/* Transposes the VN x VN block held in r[0..VN): r[k] becomes column k. Moves bits only (any
+   pattern, signalling NaN included, comes out unchanged). 16 x 16: pairs of rows interleaved,
+   then quadruples within each 128-bit lane, then the lanes gathered in two steps. */
+static inline void vtranspose(vf r[VN]) {
+  vf t[16], u[16];
+  for (int k = 0; k < 16; k += 2) {
+    t[k] = _mm512_unpacklo_ps(r[k], r[k + 1]);     /* a0 b0 a1 b1 | a4 b4 a5 b5 | .. */
+    t[k + 1] = _mm512_unpackhi_ps(r[k], r[k + 1]); /* a2 b2 a3 b3 | a6 b6 a7 b7 | .. */
+  }
+  for (int k = 0; k < 16; k += 4) {
+    u[k] = _mm512_shuffle_ps(t[k], t[k + 2], 0x44);         /* a0 b0 c0 d0 | a4 .. | a8 .. */
+    u[k + 1] = _mm512_shuffle_ps(t[k], t[k + 2], 0xEE);     /* a1 b1 c1 d1 | a5 .. */
+    u[k + 2] = _mm512_shuffle_ps(t[k + 1], t[k + 3], 0x44); /* a2 .. */
+    u[k + 3] = _mm512_shuffle_ps(t[k + 1], t[k + 3], 0xEE); /* a3 .. */
+  }
+  /* u[c + 4 q] holds columns c, c + 4, c + 8, c + 12 of rows 4q..4q+3, one per 128-bit lane. */
+  for (int c = 0; c < 4; c++) {
+    vf v0 = _mm512_shuffle_f32x4(u[c], u[c + 4], 0x88); /* lanes 0, 2 of each: c, c+8 */
+    vf v1 = _mm512_shuffle_f32x4(u[c], u[c + 4], 0xDD); /* lanes 1, 3: c+4, c+12 */
+    vf v2 = _mm512_shuffle_f32x4(u[c + 8], u[c + 12], 0x88);
+    vf v3 = _mm512_shuffle_f32x4(u[c + 8], u[c + 12], 0xDD);
+    r[c] = _mm512_shuffle_f32x4(v0, v2, 0x88);
+    r[c + 8] = _mm512_shuffle_f32x4(v0, v2, 0xDD);
+    r[c + 4] = _mm512_shuffle_f32x4(v1, v3, 0x88);
+    r[c + 12] = _mm512_shuffle_f32x4(v1, v3, 0xDD);
+  }
+}
+
 static inline float vhsum(vf v) { return _mm512_reduce_add_ps(v); }
 static inline float vhmax(vf v) { return _mm512_reduce_max_ps(v); }
 static inline float vhmin(vf v) { return _mm512_reduce_min_ps(v); }
@@ -133,6 +161,6 @@ static inline vf vcos(vf a) { return Sleef_cosf16_u10avx512f(a); }
 static inline vf verf(vf a) { return Sleef_erff16_u10avx512f(a); }
 static inline vf vpow(vf a, vf b) { return Sleef_powf16_u10avx512f(a, b); }
 
-#include "kernels_avx2/simd_math.inc" /* vexp, vtanh, vphi, vgelu */
+#include "kernels_avx2/simd_math.inc" /* vexp, vtanh, vphi, vgelu, vgelu_grad */
 
 #endif

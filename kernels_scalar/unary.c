@@ -20,6 +20,8 @@
 #define SG_INV_SQRT2PI 0.39894228040143267794f /* 1 / sqrt(2 pi) */
 /* Below this gelu and its derivative are 0 in float; the guard also keeps -inf from 0 * inf. */
 #define SG_GELU_ZERO_BELOW -20.0f
+/* Above this the derivative of gelu is 1 in float; the guard keeps +inf from inf * 0. */
+#define SG_GELU_GRAD_ONE_ABOVE 20.0f
 
 /* ---- Forward ------------------------------------------------------------------------------- */
 
@@ -284,8 +286,10 @@ void sg_f32_sigmoid_backward__scalar(const float *dy, const float *x, const floa
 
 void sg_f32_tanh_backward__scalar(const float *dy, const float *x, const float *y, float *dx,
                                   size_t n) {
+  /* (1 - y)(1 + y), not 1 - y^2: near |y| = 1 the rounding of y^2 is relative to 1 while the
+     result is tiny; 1 - y and 1 + y are exact there. */
   (void)x;
-  for (size_t i = 0; i < n; i++) dx[i] = dy[i] * (1.0f - y[i] * y[i]);
+  for (size_t i = 0; i < n; i++) dx[i] = dy[i] * ((1.0f - y[i]) * (1.0f + y[i]));
 }
 
 void sg_f32_softplus_backward__scalar(const float *dy, const float *x, const float *y, float *dx,
@@ -304,8 +308,9 @@ void sg_f32_gelu_backward__scalar(const float *dy, const float *x, const float *
   (void)y;
   for (size_t i = 0; i < n; i++) {
     const float v = x[i];
-    const float d = v < SG_GELU_ZERO_BELOW
-                        ? 0.0f
+    const float d = v < SG_GELU_ZERO_BELOW ? 0.0f
+                    : v > SG_GELU_GRAD_ONE_ABOVE
+                        ? 1.0f
                         : (float)(0.5 * erfc(-(double)v * SG_SQRT1_2_D) +
                                   v * SG_INV_SQRT2PI * exp(-0.5 * (double)v * v));
     dx[i] = dy[i] * d;
