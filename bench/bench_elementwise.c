@@ -242,12 +242,28 @@ static void run_ew(bench_state *st, void *arg) {
   bench_report(st, &w);
 }
 
+/* The suite's sizes, and for the math-heavy forward ops also 2^16 and 2^20: the range where
+   their speed over scalar is judged (L2-resident data, compute-bound). */
+static int sizes_of(const char *slot, int64_t *out) {
+  static const char *const heavy[] = {"exp", "tanh", "sigmoid", "gelu"};
+  int n = 0;
+  for (int s = 0; s < bench_n_sizes; s++) out[n++] = bench_sizes[s];
+  for (size_t h = 0; h < sizeof heavy / sizeof heavy[0]; h++)
+    if (strcmp(slot, heavy[h]) == 0) {
+      out[n++] = 1 << 16;
+      out[n++] = 1 << 20;
+    }
+  return n;
+}
+
 void bench_register_elementwise(void) {
   const sg_backend *backends[4];
   int nb = bench_backends(backends), threads[2], nt = bench_thread_counts(threads);
   for (size_t o = 0; o < N_OPS; o++) {
-    for (int s = 0; s < bench_n_sizes; s++) {
-      int64_t n = bench_sizes[s];
+    int64_t sizes[16];
+    int n_sizes = sizes_of(k_ops[o].slot, sizes);
+    for (int s = 0; s < n_sizes; s++) {
+      int64_t n = sizes[s];
       char shape[32];
       snprintf(shape, sizeof shape, "%lld", (long long)n);
       for (int t = 0; t < nt; t++) {

@@ -24,10 +24,11 @@ const int bench_n_matmul_sizes = sizeof bench_matmul_sizes / sizeof bench_matmul
 bool bench_all;
 
 /* The default suite: a few ops of each family at an L2-sized and an LLC/DRAM-sized shape (add
-   and exp at all four levels), on every backend and thread count. */
+   and exp at all four levels; exp, tanh, sigmoid and gelu also at 2^16 and 2^20, where their
+   speed over scalar is judged), on every backend and thread count. */
 typedef struct default_entry {
   const char *op;
-  int64_t sizes[4];
+  int64_t sizes[6]; /* unused ones are 0 */
 } default_entry;
 #define TINY (1 << 10)
 #define SMALL (1 << 14)
@@ -36,9 +37,10 @@ typedef struct default_entry {
 static const default_entry k_default[] = {
     {"add", {TINY, SMALL, LARGE, BIG}},
     {"mul", {SMALL, LARGE}},
-    {"exp", {TINY, SMALL, LARGE, BIG}},
-    {"tanh", {SMALL, LARGE}},
-    {"gelu", {SMALL, LARGE}},
+    {"exp", {TINY, SMALL, 1 << 16, 1 << 20, LARGE, BIG}},
+    {"tanh", {SMALL, 1 << 16, 1 << 20, LARGE}},
+    {"gelu", {SMALL, 1 << 16, 1 << 20, LARGE}},
+    {"sigmoid", {1 << 16, 1 << 20}},
     {"relu", {SMALL, LARGE}},
     {"exp_backward", {SMALL, LARGE}},
     {"add_backward", {SMALL, LARGE}},
@@ -75,7 +77,7 @@ bool bench_in_default(const char *op, int64_t size) {
   if (strncmp(op, "engine.", 7) == 0) return true;
   for (size_t i = 0; i < sizeof k_default / sizeof k_default[0]; i++) {
     if (strcmp(k_default[i].op, op) != 0) continue;
-    for (int s = 0; s < 4; s++)
+    for (int s = 0; s < 6; s++)
       if (k_default[i].sizes[s] == size) return true;
   }
   return false;

@@ -104,8 +104,9 @@ static const char *run_steps(bench_state *st, train_kind kind, onoff *t) {
   return error;
 }
 
-/* Runs the convolution forward, or forward and backward; returns an error message or NULL. */
-static const char *run_conv(bench_state *st, train_kind kind) {
+/* Runs the convolution forward, or forward and backward (then *bwd_s gets the seconds spent in
+   sg_tape_end, the two backward passes); returns an error message or NULL. */
+static const char *run_conv(bench_state *st, train_kind kind, double *bwd_s) {
   const int64_t xs[4] = {32, 56, 56, 64}, fs[4] = {3, 3, 64, 64};
   sg_tensor *x = sg_random_uniform(xs, 4, -1, 1, 1), *f = sg_random_uniform(fs, 4, -0.1f, 0.1f, 2);
   if (!x || !f) return sg_last_error();
@@ -113,7 +114,9 @@ static const char *run_conv(bench_state *st, train_kind kind) {
   while (bench_keep_running(st)) {
     if (kind == CONV_TAPE) sg_tape_begin();
     sg_tensor *out = sg_conv2d(x, f, NULL, SG_PADDING_SAME, NULL, NULL);
+    double t0 = now_s();
     if (kind == CONV_TAPE && sg_tape_end(out, NULL, in, 2, grads) != SG_OK) return sg_last_error();
+    *bwd_s += now_s() - t0;
     if (!out) return sg_last_error();
     sg_dispose(out);
     if (kind == CONV_TAPE) sg_dispose(grads[0]), sg_dispose(grads[1]);
@@ -149,7 +152,7 @@ static void run_train(bench_state *st, void *arg) {
   bench_enter(c->be, c->threads, &saved);
   onoff t = {{0, 0}};
   const char *error = c->kind == OP_PROFILED                        ? run_op_profiled(st, &t)
-                      : c->kind == CONV_FWD || c->kind == CONV_TAPE ? run_conv(st, c->kind)
+                      : c->kind == CONV_FWD || c->kind == CONV_TAPE ? run_conv(st, c->kind, &t.s[0])
                                                                     : run_steps(st, c->kind, &t);
   if (error) bench_skip_with_error(st, error);
   sg_clear_error();
@@ -166,6 +169,13 @@ static void run_train(bench_state *st, void *arg) {
     w.flops = c->kind == CONV_TAPE ? 3 * fwd : fwd;
     w.items = 32;
     w.desc = c->kind == CONV_TAPE ? "forward + input and filter gradients" : "forward";
+    if (c->kind == CONV_TAPE && t.s[0] > 0) { /* the backward alone: 2 x the forward's FLOPs */
+      double per_call = t.s[0] / iters;
+      bench_counter(st, "backward_FLOPS", 2 * fwd / per_call);
+      roof_level level;
+      double peak = roofline_seconds(w.isa, c->threads, 2 * fwd, 0, &level);
+      if (peak > 0) bench_counter(st, "backward_pct_peak", 100 * peak / per_call);
+    }
   } else {
     int steps = c->kind == MLP_PROFILED ? 2 : 1; /* an iteration: one step, or off and on */
     w.flops = steps * step_flops(c->kind);

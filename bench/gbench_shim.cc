@@ -187,7 +187,10 @@ private:
     std::string out;
     double images = counter(r, "images_per_second");
     double off = counter(r, "profile_off_s"), on = counter(r, "profile_on_s");
+    double bwd = counter(r, "backward_FLOPS"), bwd_pct = counter(r, "backward_pct_peak");
     if (images > 0) out += format("  %.0f images/s", images);
+    if (bwd > 0) out += format("  backward alone %.1f GFLOP/s", bwd / 1e9);
+    if (bwd_pct > 0) out += format(" (%.0f%% of peak)", bwd_pct);
     if (off > 0 && on > 0)
       out += "  profiler off " + human_time(off) + ", on " + human_time(on) +
              format(" (%+.1f%%)", 100 * (on / off - 1));
