@@ -72,15 +72,13 @@ static void binary_flat(int64_t lo, int64_t hi, void *arg) {
   c->fn(c->a + lo, 1, c->b + lo, 1, c->y + lo, (size_t)(hi - lo));
 }
 
-/* Chunks for a flat elementwise pass: one per thread once that is more than the usual grain,
-   so that a kernel sees the whole of a large output at once (and streams it past the cache,
-   see SG_STREAM_MIN in kernels_avx2/simd_binary.inc). Elementwise results do not depend on the
-   chunking; boundaries stay at multiples of 4096 elements. */
+/* Chunks for a flat elementwise pass: from twice STREAM_CHUNK elements on, chunks of
+   STREAM_CHUNK, so that each kernel call sees enough of a large output to stream it past the
+   cache (SG_STREAM_MIN in kernels_avx2/simd_binary.inc); the usual grain below that. Like
+   every chunking in the engine it depends on n alone, never on the thread count. */
+#define STREAM_CHUNK ((int64_t)2 << 20)
 static int64_t flat_grain(int64_t n) {
-  if (n <= SG_GRAIN_ELEMENTWISE) return SG_GRAIN_ELEMENTWISE; /* serial anyway */
-  int64_t per_thread = (n + sg_threads() - 1) / sg_threads();
-  per_thread = (per_thread + 4095) / 4096 * 4096;
-  return per_thread > SG_GRAIN_ELEMENTWISE ? per_thread : SG_GRAIN_ELEMENTWISE;
+  return n >= 2 * STREAM_CHUNK ? STREAM_CHUNK : SG_GRAIN_ELEMENTWISE;
 }
 
 /* What the forward keeps for the backward kernel: the inputs (not for add, sub) and y (pow). */

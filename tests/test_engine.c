@@ -401,3 +401,27 @@ Test(threads, flush_denormals_is_a_setting) {
   sg_tensor *all[] = {x, y, z, z2, z3};
   for (int i = 0; i < 5; i++) sg_dispose(all[i]);
 }
+
+/* The setting reaches the worker threads: an add split across 2 threads flushes (or keeps) the
+   denormals in every chunk, the ones the workers ran included. */
+Test(threads, flush_denormals_reaches_every_worker) {
+  int saved = sg_threads();
+  sg_set_threads(2);
+  const int64_t n = 1 << 20; /* many chunks of the parallel-for */
+  sg_tensor *x = sg_fill(&n, 1, 1e-40f);
+  for (int flush = 1; flush >= 0; flush--) {
+    sg_set_flush_denormals(flush);
+    sg_tensor *y = sg_add(x, x);
+    cr_assert_not_null(y, "%s", sg_last_error());
+    const float want = flush ? 0.0f : 1e-40f + 1e-40f;
+    int64_t wrong = 0, first = -1;
+    for (int64_t i = 0; i < n; i++)
+      if (sg_data_f32(y)[i] != want && wrong++ == 0) first = i;
+    cr_assert_eq(wrong, 0, "flush %d: %lld elements differ, the first at %lld (a chunk of %s)",
+                 flush, (long long)wrong, (long long)first,
+                 first < n / 2 ? "the first half" : "the second half");
+    sg_dispose(y);
+  }
+  sg_dispose(x);
+  sg_set_threads(saved);
+}
