@@ -9,7 +9,7 @@
 #                      compares two runs; make bench-smoke checks the bench in 10-20 seconds;
 #                      make bench-torch compares with PyTorch in the same run
 #   make test-asan     the test suite built with AddressSanitizer, UBSan and LeakSanitizer
-#   make examples      build and run the examples
+#   make examples      build every example and run each briefly
 #   make install       install into PREFIX (default /usr/local)
 #   make format        clang-format -i every C/C++ source; make format-check only checks
 #   make deps          install the Debian packages the build needs (as root), nothing else
@@ -232,10 +232,15 @@ bench-smoke: build
 	bench/compare $(BUILD)/bench-smoke.json $(BUILD)/bench-smoke.json > $(BUILD)/bench-smoke.txt
 	@tail -n 1 $(BUILD)/bench-smoke.txt
 
+# Builds every example and runs each briefly: the training ones for one epoch on 2000 images
+# (the full runs: build/examples/mlp_fashion 5, cnn_fashion 5).
 examples: build
 	cmake --build $(BUILD) --target simdgrad_examples
 	$(BUILD)/examples/backend_only
 	$(BUILD)/examples/readme_example
+	SIMDGRAD_THREADS=1 $(BUILD)/examples/profile_mlp
+	$(BUILD)/examples/mlp_fashion 1 2000
+	$(BUILD)/examples/cnn_fashion 1 2000
 
 install: build
 	cmake --install $(BUILD) --prefix $(PREFIX)

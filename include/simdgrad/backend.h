@@ -3,7 +3,9 @@
  * A framework can link simdgrad purely as a kernel library: take sg_backend_current() (or
  * sg_backend_get("avx2")) and call its kernels on plain float arrays. Nothing here sees an
  * sg_tensor. Kernels are single-threaded on the range they are given (the engine splits work
- * across threads); they never allocate, never fail, and accept any alignment.
+ * across threads); they never fail and accept any alignment. None allocates per call; gemm
+ * keeps one set of packing buffers per thread, made on the thread's first gemm and freed when
+ * the thread exits (when they cannot be made it runs the unpacked reference loop instead).
  *
  * Forward and backward kernels sit side by side: `exp` and `exp_backward`. A backward kernel
  * receives dy and the tensors its forward saved (x, y or both, as its entry below says) and
