@@ -3,10 +3,11 @@
  * engine/profile_trace.c (Chrome trace).
  *
  * Note [profiler cost]: with the profiler off an op pays for it a relaxed load of
- * sg__profiling and a predictable branch in sg__op_begin (next to debug mode's), a store of
- * op->prof = false, and the same load and branch in sg__record (which takes the input shapes).
- * sg__op_end shares debug mode's branch (op->t0 != 0 for either); sg__op_fail tests op->prof
- * on the error path. Everything else runs only while profiling. */
+ * sg__profiling and one predictable branch in sg__op_begin (shared with debug mode's), and a
+ * store of op->prof = false. sg__record (which takes the input shapes) tests op->prof in the
+ * branch it has anyway for the tape (record | prof); sg__op_end shares debug mode's branch
+ * (op->t0 != 0 for either); sg__op_fail tests op->prof on the error path. Everything else runs
+ * only while profiling. */
 #ifndef SIMDGRAD_ENGINE_PROFILE_H
 #define SIMDGRAD_ENGINE_PROFILE_H
 

@@ -62,8 +62,10 @@ static char *intern_scope(sg_tape *t, const char *path) {
 
 sg_node *sg__record(sg_op *op, sg_grad_fn grad, sg_tensor *const *inputs, int n_inputs,
                     sg_tensor *out) {
-  /* The profiler takes the input shapes here (Note [profiler cost] in engine/profile.h). */
-  if (__builtin_expect(sg__profile_on(), 0) && op->prof) sg__profile_inputs(op, inputs, n_inputs);
+  /* One branch for the common case, no tape and no profiler; the profiler takes the input
+     shapes here (Note [profiler cost] in engine/profile.h). */
+  if (__builtin_expect(!(op->record | op->prof), 1)) return NULL;
+  if (op->prof) sg__profile_inputs(op, inputs, n_inputs);
   if (!op->record) return NULL;
   sg_ctx *c = sg__ctx();
   sg_tape *t = c->tape;
