@@ -69,29 +69,26 @@ static inline vf vmul(vf a, vf b) { return vmulq_f32(a, b); }
 static inline vf vdiv(vf a, vf b) { return vdivq_f32(a, b); }
 /* a * b + c, fused (vfmaq_f32 takes the addend first). */
 static inline vf vfma(vf a, vf b, vf c) { return vfmaq_f32(c, a, b); }
-/* a * b - c and c - a * b, each rounded once (FMLS computes the second). */
+/* a * b - c, rounded once. */
 static inline vf vfms(vf a, vf b, vf c) { return vfmaq_f32(vnegq_f32(c), a, b); }
-static inline vf vfnma(vf a, vf b, vf c) { return vfmsq_f32(c, a, b); }
 /* Integer lanes: the bits of a vector, shifts and masks of them, and table look-ups. */
-typedef uint32x4_t vi;
-static inline vi vbits(vf a) { return vreinterpretq_u32_f32(a); }
-static inline vf vfrom_bits(vi a) { return vreinterpretq_f32_u32(a); }
-static inline vi vbits_shr(vi a, unsigned k) { return vshlq_u32(a, vdupq_n_s32(-(int)k)); }
-static inline vi vbits_and(vi a, uint32_t m) { return vandq_u32(a, vdupq_n_u32(m)); }
+typedef uint32x4_t vbits_t;
+static inline vbits_t vbits(vf a) { return vreinterpretq_u32_f32(a); }
+static inline vf vfrom_bits(vbits_t a) { return vreinterpretq_f32_u32(a); }
+static inline vbits_t vbits_shr(vbits_t a, unsigned k) {
+  return vshlq_u32(a, vdupq_n_s32(-(int)k));
+}
+static inline vbits_t vbits_and(vbits_t a, uint32_t m) { return vandq_u32(a, vdupq_n_u32(m)); }
 /* t[idx & 15] in each lane, t 64-byte aligned: TBL over the table's 64 bytes, with the byte
-   indices 4 (idx & 15) + 0..3 of each lane. */
-static inline vf vlookup16(const float *t, vi idx) {
+   indices 4 (idx & 15) + 0..3 of each lane. One LD1 of four registers: as four loads gcc 12
+   copies them into the consecutive registers TBL needs, and spills (vexp: 73 instructions per
+   two vectors instead of 61). */
+static inline vf vlookup16(const float *t, vbits_t idx) {
   const uint8_t *b = (const uint8_t *)t;
-  uint8x16x4_t tab = {{vld1q_u8(b), vld1q_u8(b + 16), vld1q_u8(b + 32), vld1q_u8(b + 48)}};
+  uint8x16x4_t tab = vld1q_u8_x4(b);
   uint32x4_t at = vmulq_n_u32(vandq_u32(idx, vdupq_n_u32(15)), 0x04040404u);
   at = vaddq_u32(at, vdupq_n_u32(0x03020100u));
   return vreinterpretq_f32_u8(vqtbl4q_u8(tab, vreinterpretq_u8_u32(at)));
-}
-/* 1 / a to about 16 bits: FRECPE gives 8, so one Newton step (FRECPS) is built in to match the
-   x86 estimates' 12 or 14 (a further step doubles it). */
-static inline vf vrcp_approx(vf a) {
-  vf r = vrecpeq_f32(a);
-  return vmulq_f32(r, vrecpsq_f32(a, r));
 }
 static inline vf vsqrt(vf a) { return vsqrtq_f32(a); }
 static inline vf vabs(vf a) { return vabsq_f32(a); }
@@ -143,21 +140,41 @@ static inline vmask vmask_load_bytes(const uint8_t *c, size_t n) {
   return vtstq_u32(w, w);
 }
 
+/* Transposes the VN x VN block held in r[0..VN): r[k] becomes column k. Moves bits only. 4 x 4:
+   32-bit transposes of row pairs (TRN1/TRN2), then 64-bit ones. */
+static inline vf vtrn64_lo_(vf a, vf b) {
+  return vreinterpretq_f32_f64(vtrn1q_f64(vreinterpretq_f64_f32(a), vreinterpretq_f64_f32(b)));
+}
+static inline vf vtrn64_hi_(vf a, vf b) {
+  return vreinterpretq_f32_f64(vtrn2q_f64(vreinterpretq_f64_f32(a), vreinterpretq_f64_f32(b)));
+}
+static inline void vtranspose(vf r[VN]) {
+  vf t0 = vtrn1q_f32(r[0], r[1]), t1 = vtrn2q_f32(r[0], r[1]);
+  vf t2 = vtrn1q_f32(r[2], r[3]), t3 = vtrn2q_f32(r[2], r[3]);
+  r[0] = vtrn64_lo_(t0, t2);
+  r[1] = vtrn64_lo_(t1, t3);
+  r[2] = vtrn64_hi_(t0, t2);
+  r[3] = vtrn64_hi_(t1, t3);
+}
+
 /* Horizontal reductions (single across-vector instructions). */
 static inline float vhsum(vf v) { return vaddvq_f32(v); }
 static inline float vhmax(vf v) { return vmaxvq_f32(v); }
 static inline float vhmin(vf v) { return vminvq_f32(v); }
 
-/* x * 2^n for n integral (a float), n in [-160, 129]: two exact power-of-two factors (each
-   a normal float) so that the product rounds once, also into the denormals or to inf. */
-static inline vf vldexp(vf x, vf n) {
-  int32x4_t ni = vcvtnq_s32_f32(n);
+/* x * 2^ni, ni in [-160, 129]: two exact power-of-two factors (each a normal float) so that
+   the product rounds once, also into the denormals or to inf. */
+static inline vf vldexp_i_(vf x, int32x4_t ni) {
   int32x4_t n1 = vshrq_n_s32(ni, 1), n2 = vsubq_s32(ni, n1);
   int32x4_t bias = vdupq_n_s32(127);
   vf s1 = vreinterpretq_f32_s32(vshlq_n_s32(vaddq_s32(n1, bias), 23));
   vf s2 = vreinterpretq_f32_s32(vshlq_n_s32(vaddq_s32(n2, bias), 23));
   return vmulq_f32(vmulq_f32(x, s1), s2);
 }
+/* x * 2^n for n integral (a float). */
+static inline vf vldexp(vf x, vf n) { return vldexp_i_(x, vcvtnq_s32_f32(n)); }
+/* x * 2^floor(n): FCVTMS rounds toward -inf as it converts. */
+static inline vf vldexp_floor(vf x, vf n) { return vldexp_i_(x, vcvtmq_s32_f32(n)); }
 /* |mag| with the sign bit of sgn. */
 static inline vf vcopysign(vf mag, vf sgn) { return vbslq_f32(vdupq_n_u32(0x80000000u), sgn, mag); }
 

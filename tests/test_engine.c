@@ -2,6 +2,7 @@
  * (pruning, accumulation, saved tensors, missing gradients), errors and thread-local state. */
 #include <math.h>
 #include <pthread.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "engine/engine.h"
@@ -312,6 +313,15 @@ Test(backend, choice_and_override) {
 #if defined(__x86_64__)
   cr_assert_not(sg_backend_available("neon"));
   cr_assert_eq(sg_use_backend("neon"), SG_ERR_UNSUPPORTED);
+#elif defined(__aarch64__)
+  /* Every aarch64 CPU has Advanced SIMD (getauxval(AT_HWCAP) & HWCAP_ASIMD, qemu-user too);
+     the x86 folders are not even built. */
+  cr_assert(sg_backend_available("neon"));
+  cr_assert_not(sg_backend_available("avx2"));
+  cr_assert_not(sg_backend_available("avx512"));
+  cr_assert_eq(sg_use_backend("avx2"), SG_ERR_UNSUPPORTED);
+  cr_assert_eq(sg_use_backend("avx512"), SG_ERR_UNSUPPORTED);
+  if (!getenv("SIMDGRAD_BACKEND")) cr_assert_str_eq(before, "neon");
 #endif
   sg_clear_error();
   cr_assert_eq(sg_use_backend(before), SG_OK);
