@@ -91,6 +91,9 @@ void sg__release(sg_tensor *t);
 /* Frees a header whose last reference is gone. */
 void sg__tensor_free(sg_tensor *t);
 void sg__count_tensor(int delta);
+/* The calling thread's running totals of tensors made and storage bytes handed out (reuses of
+   cached blocks included), for the profiler's per-call allocation figures. */
+void sg__thread_allocations(int64_t *tensors, int64_t *bytes);
 /* Scope tracking of a new tensor (false + SG_ERR_OOM if the list cannot grow), and removal
    (false + SG_ERR_STATE if t belongs to another thread's scope). */
 bool sg__scope_track(sg_tensor *t);

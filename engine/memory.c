@@ -53,10 +53,11 @@ typedef struct block_cache {
 typedef struct stats_block {
   /* Written only by the owning thread, as a load and a store; read by sg_memory() anywhere. */
   atomic_llong tensors, bytes, cached;
-  block_cache cache;        /* owner only; empty whenever no thread owns the block */
-  long long high;           /* owner only: the largest `bytes` this block has held */
-  atomic_bool busy;         /* owned by a live thread (taken and given back under g_stats_lock) */
-  struct stats_block *next; /* set before the block is published, never changed */
+  long long made, allocated; /* owner only: tensors and bytes handed out so far (never drop) */
+  block_cache cache;         /* owner only; empty whenever no thread owns the block */
+  long long high;            /* owner only: the largest `bytes` this block has held */
+  atomic_bool busy;          /* owned by a live thread (taken and given back under g_stats_lock) */
+  struct stats_block *next;  /* set before the block is published, never changed */
 } stats_block;
 
 static _Atomic(stats_block *) g_stats; /* every block ever made, newest first */
@@ -121,7 +122,15 @@ static void note_peak(long long now) {
 
 void sg__count_tensor(int delta) {
   stats_block *b = my_stats();
-  if (b) bump(&b->tensors, delta);
+  if (!b) return;
+  bump(&b->tensors, delta);
+  if (delta > 0) b->made += delta;
+}
+
+void sg__thread_allocations(int64_t *tensors, int64_t *bytes) {
+  stats_block *b = my_stats();
+  *tensors = b ? b->made : 0;
+  *bytes = b ? b->allocated : 0;
 }
 
 /* The peak is sampled when this thread's own bytes pass their high-water mark (and by
@@ -132,6 +141,7 @@ static void count_bytes(long long delta) {
   if (!b) return;
   long long now = atomic_load_explicit(&b->bytes, memory_order_relaxed) + delta;
   atomic_store_explicit(&b->bytes, now, memory_order_relaxed);
+  if (delta > 0) b->allocated += delta;
   if (__builtin_expect(now > b->high, 0)) {
     b->high = now;
     note_peak(total_bytes());

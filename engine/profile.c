@@ -210,6 +210,7 @@ static void open_call(sg_op *op, const char *name, const char *kernel, const cha
   r->c.n_inputs = -1;
   r->c.bytes = m.num_bytes;
   r->c.tensors = m.num_tensors;
+  sg__thread_allocations(&r->c.alloc_tensors, &r->c.alloc_bytes);
   r->grad = grad;
   op->prof_call = (int32_t)b->n;
   b->stack[b->sp++] = (int32_t)b->n;
@@ -269,6 +270,10 @@ static void close_open(tbuf *b, int32_t idx, uint64_t t, const sg_memory_info *m
   r->c.duration_ns = t - r->c.start_ns;
   r->c.bytes = m->num_bytes - r->c.bytes;
   r->c.tensors = m->num_tensors - r->c.tensors;
+  int64_t tensors, bytes;
+  sg__thread_allocations(&tensors, &bytes);
+  r->c.alloc_tensors = tensors - r->c.alloc_tensors;
+  r->c.alloc_bytes = bytes - r->c.alloc_bytes;
 }
 
 void sg__profile_op_end(sg_op *op, const sg_tensor *out, bool failed) {
@@ -397,6 +402,8 @@ static bool gather(sg_profile *p, uint32_t gen, uint64_t t_end) {
     for (int s = 0; s < b->sp; s++) { /* still running on that thread: end them here */
       close_open(b, b->stack[s], t_end, &m);
       b->recs[b->stack[s]].c.unfinished = true;
+      /* another thread's allocation counters cannot be read from here */
+      b->recs[b->stack[s]].c.alloc_bytes = b->recs[b->stack[s]].c.alloc_tensors = 0;
     }
     for (size_t i = 0; ok && i < b->n; i++) {
       sg_profile_call *c = &p->calls[off + (int64_t)i];

@@ -172,6 +172,8 @@ static bool build_tree(builder *b, int64_t *node_of) {
     nd->total_ns += c->duration_ns;
     nd->bytes += c->bytes;
     nd->tensors += c->tensors;
+    nd->alloc_bytes += c->alloc_bytes;
+    nd->alloc_tensors += c->alloc_tensors;
   }
   /* Bottom up: children are always made after their parent. */
   int64_t n = b->n;
@@ -199,6 +201,8 @@ static bool build_tree(builder *b, int64_t *node_of) {
       if (up->kind != SG_PROFILE_OP) {
         up->bytes += nd->bytes;
         up->tensors += nd->tensors;
+        up->alloc_bytes += nd->alloc_bytes;
+        up->alloc_tensors += nd->alloc_tensors;
       }
     }
   }
@@ -253,6 +257,8 @@ static bool build_ops(sg_profile *p) {
     s->self_ns += c->duration_ns > child_ns[i] ? c->duration_ns - child_ns[i] : 0;
     s->bytes += c->bytes;
     s->tensors += c->tensors;
+    s->alloc_bytes += c->alloc_bytes;
+    s->alloc_tensors += c->alloc_tensors;
   }
   for (int64_t r = 0; r < p->n_ops; r++)
     p->ops[r].percent = root ? 100.0 * (double)p->ops[r].self_ns / (double)root : 0.0;
@@ -308,13 +314,13 @@ static void print_header(const sg_profile *p, FILE *f) {
 void sg_profile_print(const sg_profile *p, FILE *f) {
   if (!p || !f) return;
   print_header(p, f);
-  fprintf(f, "\n%8s %11s %11s %7s %11s %8s  %s\n", "calls", "total ms", "self ms", "%", "KiB",
-          "tensors", "scope / op");
+  fprintf(f, "\n%8s %11s %11s %7s %11s %8s %11s  %s\n", "calls", "total ms", "self ms", "%", "KiB",
+          "tensors", "alloc KiB", "scope / op");
   for (int64_t i = 0; i < p->n_nodes; i++) {
     const sg_profile_node *nd = &p->nodes[i];
-    fprintf(f, "%8lld %11.3f %11.3f %7.1f %11.1f %8lld  %*s", (long long)nd->calls,
+    fprintf(f, "%8lld %11.3f %11.3f %7.1f %11.1f %8lld %11.1f  %*s", (long long)nd->calls,
             (double)nd->total_ns / 1e6, (double)nd->self_ns / 1e6, nd->percent, kib(nd->bytes),
-            (long long)nd->tensors, 2 * (nd->depth ? nd->depth - 1 : 0), "");
+            (long long)nd->tensors, kib(nd->alloc_bytes), 2 * (nd->depth ? nd->depth - 1 : 0), "");
     if (nd->kind == SG_PROFILE_ROOT)
       fprintf(f, "(all)\n");
     else if (nd->kind == SG_PROFILE_SCOPE)
@@ -322,13 +328,13 @@ void sg_profile_print(const sg_profile *p, FILE *f) {
     else
       fprintf(f, "%s%s\n", nd->name, phase_tag(nd->phase));
   }
-  fprintf(f, "\n%8s %11s %11s %7s %11s %8s  %s\n", "calls", "self ms", "total ms", "% self", "KiB",
-          "tensors", "op");
+  fprintf(f, "\n%8s %11s %11s %7s %11s %8s %11s  %s\n", "calls", "self ms", "total ms", "% self",
+          "KiB", "tensors", "alloc KiB", "op");
   for (int64_t r = 0; r < p->n_ops; r++) {
     const sg_profile_op_stats *s = &p->ops[r];
-    fprintf(f, "%8lld %11.3f %11.3f %7.1f %11.1f %8lld  %s%s\n", (long long)s->calls,
+    fprintf(f, "%8lld %11.3f %11.3f %7.1f %11.1f %8lld %11.1f  %s%s\n", (long long)s->calls,
             (double)s->self_ns / 1e6, (double)s->total_ns / 1e6, s->percent, kib(s->bytes),
-            (long long)s->tensors, s->op, phase_tag(s->phase));
+            (long long)s->tensors, kib(s->alloc_bytes), s->op, phase_tag(s->phase));
   }
 }
 
@@ -344,7 +350,7 @@ static void print_shapes(FILE *f, const sg_profile_shape *s, int n) {
 void sg_profile_print_calls(const sg_profile *p, FILE *f) {
   if (!p || !f) return;
   fprintf(f, "%3s %12s %11s  %-4s %-24s %s\n", "thr", "start ms", "us", "dir", "scope",
-          "op  kernel  inputs -> outputs  KiB tensors");
+          "op  kernel  inputs -> outputs  KiB tensors (alloc KiB)");
   for (int64_t i = 0; i < p->n_calls; i++) {
     const sg_profile_call *c = &p->calls[i];
     fprintf(f, "%3d %12.3f %11.3f  %-4s %-24s %*s%s  %s  ", c->thread, (double)c->start_ns / 1e6,
@@ -356,7 +362,7 @@ void sg_profile_print_calls(const sg_profile *p, FILE *f) {
       fprintf(f, "?");
     fprintf(f, " -> ");
     print_shapes(f, c->outputs, c->n_outputs);
-    fprintf(f, "  %+.1f %+lld%s%s\n", kib(c->bytes), (long long)c->tensors,
-            c->failed ? "  FAILED" : "", c->unfinished ? "  unfinished" : "");
+    fprintf(f, "  %+.1f %+lld (alloc %.1f)%s%s\n", kib(c->bytes), (long long)c->tensors,
+            kib(c->alloc_bytes), c->failed ? "  FAILED" : "", c->unfinished ? "  unfinished" : "");
   }
 }

@@ -157,6 +157,8 @@ Test(profile, forward_calls_carry_scope_kernel_shapes_and_memory) {
     expect_shape(&c->outputs[0], 2, S24);
     cr_assert_eq(c->bytes, 2 * 4 * (int64_t)sizeof(float), "each call leaves its output");
     cr_assert_eq(c->tensors, 1);
+    cr_assert_eq(c->alloc_bytes, c->bytes, "%s allocates only its output", ops[i]);
+    cr_assert_eq(c->alloc_tensors, 1);
     cr_assert(c->start_ns >= last_end, "calls on one thread do not overlap");
     last_end = c->start_ns + c->duration_ns;
   }
@@ -173,6 +175,33 @@ Test(profile, forward_calls_carry_scope_kernel_shapes_and_memory) {
   cr_assert_eq(t_live_tensors(), live);
   sg_dispose(x);
   sg_dispose(w);
+  sg_dispose(b);
+}
+
+/* Allocation is counted gross (temporaries included) beside the net change: the backward of
+   an add with a broadcast bias makes the full-shape gradient and reduces it to the bias's
+   shape, leaving only the small one. */
+Test(profile, allocations_count_temporaries) {
+  sg_tensor *x = sg_ones(S24, 2), *b = sg_ones(S4, 1);
+  cr_assert_eq(sg_profile_begin(), SG_OK);
+  sg_tape_begin();
+  sg_tensor *y = sg_add(x, b), *grad[1];
+  cr_assert_eq(sg_tape_end(y, NULL, &b, 1, grad), SG_OK, "%s", sg_last_error());
+  sg_profile *p = end_profile();
+  const sg_profile_call *c = sg_profile_call_at(p, find_call(p, "add", SG_PROFILE_BACKWARD));
+  cr_assert_eq(c->bytes, 4 * (int64_t)sizeof(float), "it leaves the bias gradient");
+  cr_assert(c->alloc_bytes > c->bytes, "and made a bigger temporary: alloc %lld, net %lld",
+            (long long)c->alloc_bytes, (long long)c->bytes);
+  cr_assert(c->alloc_tensors > c->tensors);
+  int64_t sum = 0;
+  for (int64_t i = 0; i < sg_profile_num_ops(p); i++)
+    if (sg_profile_op_at(p, i)->phase == SG_PROFILE_BACKWARD)
+      sum += sg_profile_op_at(p, i)->alloc_bytes;
+  cr_assert_geq(sum, c->alloc_bytes, "the flat table carries the figure");
+  sg_profile_free(p);
+  sg_dispose(y);
+  sg_dispose(grad[0]);
+  sg_dispose(x);
   sg_dispose(b);
 }
 

@@ -44,17 +44,20 @@ typedef struct sg_profile_call {
   const char *backend; /* backend (instruction set) whose kernels ran: "avx512", "scalar" */
   const char *kernel;  /* kernel family and backend: "matmul/avx512", "matmul_backward/avx512" */
   sg_profile_phase phase;
-  int thread;           /* 0, 1, ...: threads numbered in the order they first ran an op */
-  int depth;            /* 0 for a call made by the program; 1 inside a composite op or gradient */
-  int64_t parent;       /* index of the enclosing call, -1 at depth 0 */
-  uint64_t start_ns;    /* since sg_profile_begin */
-  uint64_t duration_ns; /* wall time, including the calls nested in it */
-  int64_t bytes;        /* change of sg_memory().num_bytes over the call: what it left allocated */
-  int64_t tensors;      /* change of sg_memory().num_tensors over the call */
-  bool failed;          /* the op returned an error */
-  bool unfinished;      /* still running on another thread at sg_profile_end (ends there) */
-  int n_inputs;         /* -1: not known (an op that failed before reading its inputs, or one that
-                           does not report them) */
+  int thread;            /* 0, 1, ...: threads numbered in the order they first ran an op */
+  int depth;             /* 0 for a call made by the program; 1 inside a composite op or gradient */
+  int64_t parent;        /* index of the enclosing call, -1 at depth 0 */
+  uint64_t start_ns;     /* since sg_profile_begin */
+  uint64_t duration_ns;  /* wall time, including the calls nested in it */
+  int64_t bytes;         /* change of sg_memory().num_bytes over the call: what it left allocated */
+  int64_t tensors;       /* change of sg_memory().num_tensors over the call */
+  int64_t alloc_bytes;   /* storage bytes allocated during the call on its thread, including
+                            what it freed again (temporaries) and nested calls */
+  int64_t alloc_tensors; /* tensors made during the call on its thread, the same way */
+  bool failed;           /* the op returned an error */
+  bool unfinished;       /* still running on another thread at sg_profile_end (ends there) */
+  int n_inputs;          /* -1: not known (an op that failed before reading its inputs, or one that
+                            does not report them) */
   sg_profile_shape inputs[SG_PROFILE_MAX_SHAPES]; /* backward: the output gradient dy */
   int n_outputs;
   sg_profile_shape outputs[SG_PROFILE_MAX_SHAPES]; /* backward: the input gradients made */
@@ -82,6 +85,7 @@ typedef struct sg_profile_node {
   uint64_t self_ns;       /* total minus the children's totals */
   double percent;         /* total_ns as a percentage of the root's */
   int64_t bytes, tensors; /* summed like total_ns */
+  int64_t alloc_bytes, alloc_tensors;
 } sg_profile_node;
 
 /* A row of the flat per-op table (one per op and phase), sorted by self time, longest first. */
@@ -93,6 +97,7 @@ typedef struct sg_profile_op_stats {
   uint64_t self_ns;  /* the same without the time of calls nested inside these */
   double percent;    /* self_ns as a percentage of the tree root's total */
   int64_t bytes, tensors;
+  int64_t alloc_bytes, alloc_tensors; /* nested calls included, like total_ns */
 } sg_profile_op_stats;
 
 typedef struct sg_profile sg_profile; /* opaque */
