@@ -165,6 +165,27 @@ static sg_status binary_grad(const sg_node *node, sg_tensor *dy, const bool *nee
   return st;
 }
 
+/* add's gradient is dy itself for both inputs: each gets a view of dy, or dy summed down to its
+   shape where it was broadcast; no kernel runs and nothing output-sized is copied. */
+static sg_status identity_grad(const sg_node *node, sg_tensor *dy, const bool *need,
+                               sg_tensor **dx) {
+  for (int k = 0; k < 2; k++) {
+    if (!need[k]) continue;
+    dx[k] = sg__reduce_to_shape(dy, node->inputs[k].shape, node->inputs[k].rank);
+    if (!dx[k]) return sg_last_status(); /* the tape disposes what was made */
+  }
+  return SG_OK;
+}
+
+#define SG_IDENTITY_GRAD_add 1
+#define SG_IDENTITY_GRAD_sub 0
+#define SG_IDENTITY_GRAD_mul 0
+#define SG_IDENTITY_GRAD_div 0
+#define SG_IDENTITY_GRAD_pow 0
+#define SG_IDENTITY_GRAD_maximum 0
+#define SG_IDENTITY_GRAD_minimum 0
+#define SG_IDENTITY_GRAD_squared_difference 0
+
 #define SG_SAVE_add SAVE_NONE
 #define SG_SAVE_sub SAVE_NONE
 #define SG_SAVE_mul SAVE_AB
@@ -177,6 +198,7 @@ static sg_status binary_grad(const sg_node *node, sg_tensor *dy, const bool *nee
 #define SG_DEFINE_BINARY_OP_(name, doc)                                                            \
   static sg_status name##_grad(const sg_node *node, sg_tensor *dy, const bool *need,               \
                                sg_tensor **dx) {                                                   \
+    if (SG_IDENTITY_GRAD_##name) return identity_grad(node, dy, need, dx);                         \
     return binary_grad(node, dy, need, dx, sg__backend()->name##_backward);                        \
   }                                                                                                \
   sg_tensor *sg_##name(sg_tensor *a, sg_tensor *b) {                                               \
