@@ -1,5 +1,4 @@
 /* The avx512 instantiation of the neural-net kernel template. */
 #include "kernels_avx512/vec_avx512.h"
 
-#include "kernels_avx2/simd_dropout.inc"
 #include "kernels_avx2/simd_nn.inc"

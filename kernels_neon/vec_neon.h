@@ -178,6 +178,17 @@ static inline vf vldexp_floor(vf x, vf n) { return vldexp_i_(x, vcvtmq_s32_f32(n
 /* |mag| with the sign bit of sgn. */
 static inline vf vcopysign(vf mag, vf sgn) { return vbslq_f32(vdupq_n_u32(0x80000000u), sgn, mag); }
 
+/* 32-bit integer lanes for counter-based hashing (simd_dropout.inc). */
+static inline vbits_t vbits_set1(uint32_t x) { return vdupq_n_u32(x); }
+static inline vbits_t vbits_iota(void) {
+  static const uint32_t lanes[4] = {0, 1, 2, 3};
+  return vld1q_u32(lanes);
+}
+static inline vbits_t vbits_add(vbits_t a, vbits_t b) { return vaddq_u32(a, b); }
+static inline vbits_t vbits_mul(vbits_t a, vbits_t b) { return vmulq_u32(a, b); }
+static inline vbits_t vbits_xor(vbits_t a, vbits_t b) { return veorq_u32(a, b); }
+static inline vmask vbits_ge_u32(vbits_t a, vbits_t b) { return vcgeq_u32(a, b); }
+
 /* SLEEF, 1.0 ULP class (u10), Advanced SIMD builds, where simd_math.inc has nothing faster. */
 static inline vf vexpm1(vf a) { return Sleef_expm1f4_u10advsimd(a); }
 static inline vf vlog(vf a) { return Sleef_logf4_u10advsimd(a); }

@@ -374,8 +374,9 @@ Test(dropout, kernel_matches_scalar_on_every_backend) {
   for (size_t i = 0; i < most; i++) x[i] = (float)(i % 13) - 6.0f;
   x[3] = NAN, x[40] = INFINITY, x[41] = -0.0f, x[99999] = NAN;
   const sg_backend *ref = sg_backend_get("scalar");
-  for (int b = 1; b < 3; b++) {
-    const sg_backend *be = sg_backend_get(k_backends[b]);
+  static const char *const simd[] = {"avx2", "avx512", "neon"};
+  for (int b = 0; b < 3; b++) {
+    const sg_backend *be = sg_backend_get(simd[b]);
     if (!be) continue;
     for (size_t c = 0; c < sizeof cases / sizeof *cases; c++)
       for (size_t s = 0; s < sizeof sizes / sizeof *sizes; s++)
