@@ -1580,49 +1580,61 @@ static void transpose_family(void) {
   transpose_case(3, (const int64_t[]){4, 257, 263}, p_batch, 13);
 }
 
-static void scatter_family(void) {
+/* One scatter_add case. Dyadic values keep every order of summation exact; indices repeat and
+   stray out of range on both sides. */
+static void scatter_case(size_t outer, size_t nidx, size_t inner, size_t ad, size_t off) {
   const sg_backend *ref = ref_backend();
   const tol *t = tol_for("scatter_add");
+  size_t ndy = outer * nidx * inner, ndx = outer * ad * inner;
+  seed(case_seed("scatter_add", inner, off, nidx));
+  float *dy = fnew(ndy), *dx0 = fnew(ndx), *want = fnew(ndx);
+  int32_t *idx = calloc(nidx ? nidx : 1, sizeof *idx);
+  for (size_t i = 0; i < ndy; i++) dy[i] = roundf(uniform(t->lo, t->hi) * 8) / 8;
+  for (size_t i = 0; i < ndx; i++) dx0[i] = roundf(uniform(t->lo, t->hi) * 8) / 8;
+  for (size_t j = 0; j < nidx; j++) idx[j] = (int32_t)(next_u64() % (ad + 4)) - 2;
+  memcpy(want, dx0, ndx * sizeof *want);
+  ref->scatter_add(dy, idx, outer, nidx, inner, ad, want);
+  FOR_EACH_BACKEND(be) {
+    cctx c;
+    ctx_init(&c, be, "scatter_add", NULL, "outer=%zu n_idx=%zu inner=%zu axis=%zu off=%zu", outer,
+             nidx, inner, ad, off);
+    gbuf gdy = gb_floats(dy, ndy, off_of(off, 0)), gdx = gb_floats(dx0, ndx, off_of(off, 1));
+    gbuf gi = gb_make(nidx * sizeof(int32_t), off_of(off, 2) * sizeof(int32_t));
+    if (nidx) memcpy(gi.p, idx, nidx * sizeof(int32_t));
+    be->scatter_add(gf(&gdy), (const int32_t *)(const void *)gi.p, outer, nidx, inner, ad,
+                    gf(&gdx));
+    check_unchanged(&c, &gdy, dy, "dy");
+    check_unchanged(&c, &gi, idx, "idx");
+    check_guards(&c, &gdx, "dx");
+    check_f32(&c, t, gf(&gdx), want, ndx, 1, NULL);
+    gb_free(&gdy);
+    gb_free(&gdx);
+    gb_free(&gi);
+  }
+  free(dy);
+  free(dx0);
+  free(want);
+  free(idx);
+}
+
+static void scatter_family(void) {
   /* outer, n_idx, inner, axis_dim */
   static const size_t cases[][4] = {{1, 0, 3, 4},    {1, 1, 1, 1},     {2, 7, 5, 3},
                                     {3, 33, 17, 10}, {1, 1000, 7, 50}, {2, 65, 1, 8},
                                     {1, 16, 16, 2},  {0, 3, 3, 3}};
   for (size_t h = 0; h < COUNT(cases); h++)
-    for (size_t off = 0; off < 16; off += 5) {
-      size_t outer = cases[h][0], nidx = cases[h][1], inner = cases[h][2], ad = cases[h][3];
-      size_t ndy = outer * nidx * inner, ndx = outer * ad * inner;
-      seed(case_seed("scatter_add", h, off, 0));
-      float *dy = fnew(ndy), *dx0 = fnew(ndx), *want = fnew(ndx);
-      int32_t *idx = calloc(nidx ? nidx : 1, sizeof *idx);
-      /* Dyadic values keep every order of summation exact; indices repeat and stray out of
-         range on both sides. */
-      for (size_t i = 0; i < ndy; i++) dy[i] = roundf(uniform(t->lo, t->hi) * 8) / 8;
-      for (size_t i = 0; i < ndx; i++) dx0[i] = roundf(uniform(t->lo, t->hi) * 8) / 8;
-      for (size_t j = 0; j < nidx; j++) idx[j] = (int32_t)(next_u64() % (ad + 4)) - 2;
-      memcpy(want, dx0, ndx * sizeof *want);
-      ref->scatter_add(dy, idx, outer, nidx, inner, ad, want);
-      FOR_EACH_BACKEND(be) {
-        cctx c;
-        ctx_init(&c, be, "scatter_add", NULL, "outer=%zu n_idx=%zu inner=%zu axis=%zu off=%zu",
-                 outer, nidx, inner, ad, off);
-        gbuf gdy = gb_floats(dy, ndy, off_of(off, 0)), gdx = gb_floats(dx0, ndx, off_of(off, 1));
-        gbuf gi = gb_make(nidx * sizeof(int32_t), off_of(off, 2) * sizeof(int32_t));
-        if (nidx) memcpy(gi.p, idx, nidx * sizeof(int32_t));
-        be->scatter_add(gf(&gdy), (const int32_t *)(const void *)gi.p, outer, nidx, inner, ad,
-                        gf(&gdx));
-        check_unchanged(&c, &gdy, dy, "dy");
-        check_unchanged(&c, &gi, idx, "idx");
-        check_guards(&c, &gdx, "dx");
-        check_f32(&c, t, gf(&gdx), want, ndx, 1, NULL);
-        gb_free(&gdy);
-        gb_free(&gdx);
-        gb_free(&gi);
-      }
-      free(dy);
-      free(dx0);
-      free(want);
-      free(idx);
-    }
+    for (size_t off = 0; off < 16; off += 5)
+      scatter_case(cases[h][0], cases[h][1], cases[h][2], cases[h][3], off);
+}
+
+/* The SIMD kernels vectorise along the row: every row length of the size list, each at every
+   offset, with 7 indices into 3 rows so that rows repeat. */
+static void scatter_rows_family(void) {
+  for (size_t si = 0; si < COUNT(k_sizes); si++) {
+    size_t inner = k_sizes[si];
+    for (size_t k = 0; k < n_offsets(inner); k++)
+      scatter_case(2, inner >= 100000 ? 3 : 7, inner, 3, offset_at(inner, k));
+  }
 }
 
 /* ==== The tests ============================================================================== */
@@ -1748,5 +1760,6 @@ Test(conformance, gemm) {
 Test(conformance, transpose_and_scatter_add) {
   transpose_family();
   scatter_family();
+  scatter_rows_family();
   finish("transpose / scatter_add");
 }
