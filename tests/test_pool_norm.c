@@ -344,6 +344,43 @@ Test(norm, kernels_match_scalar_on_every_backend) {
   }
 }
 
+/* Which sg_moments output, over which axes, for the gradient check. */
+typedef struct moments_arg {
+  bool variance, keep_dims;
+  const int *axes;
+  int n_axes;
+} moments_arg;
+
+static sg_tensor *moments_fn(sg_tensor *const *xs, void *arg) {
+  const moments_arg *a = arg;
+  sg_tensor *m, *v;
+  if (sg_moments(xs[0], a->axes, a->n_axes, a->keep_dims, &m, &v) != SG_OK) return NULL;
+  sg_dispose(a->variance ? m : v);
+  return a->variance ? v : m;
+}
+
+/* sg_moments on its own (batch_norm's check only sees it through the normalisation): the mean
+   and the biased variance against finite differences, over one axis, two axes with keep_dims,
+   and all axes. */
+Test(norm, moments_gradients_match_finite_differences) {
+  sg_tensor *x = sg_random_uniform((int64_t[]){3, 4, 5}, 3, -2, 2, 41);
+  static const int one[] = {1}, two[] = {0, 2};
+  const moments_arg cases[] = {
+      {false, false, one, 1}, {true, false, one, 1},   {false, true, two, 2},
+      {true, true, two, 2},   {false, false, NULL, 0}, {true, false, NULL, 0},
+  };
+  const char *best = sg_backend_name();
+  for (int b = 0; b < 3; b++) {
+    if (!sg_backend_available(k_backends[b])) continue;
+    sg_use_backend(k_backends[b]);
+    for (size_t i = 0; i < sizeof cases / sizeof *cases; i++)
+      gc_check(cases[i].variance ? "moments(variance)" : "moments(mean)", moments_fn,
+               (void *)&cases[i], &x, 1, 1e-3, 2e-3);
+  }
+  sg_use_backend(best);
+  sg_dispose(x);
+}
+
 /* Partial sums per chunk: 1 and 2 threads give identical gradients. */
 Test(norm, one_and_two_threads_are_bit_identical) {
   int saved = sg_threads();
