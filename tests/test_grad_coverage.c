@@ -117,6 +117,76 @@ static sg_tensor *call_cast_i32(sg_tensor *a, sg_tensor *b) {
   return sg_cast(a, SG_I32);
 }
 
+/* The window ops see a as one [1, 2, 3, 1] image (a reshape, which passes the gradient on);
+   the convolutions take b as a [2, 3, 1, 1] filter. */
+static sg_tensor *as_image(sg_tensor *a) { return sg_reshape(a, (const int64_t[]){1, 2, 3, 1}, 4); }
+static sg_tensor *call_conv2d(sg_tensor *a, sg_tensor *b) {
+  sg_tensor *x = as_image(a), *f = sg_reshape(b, (const int64_t[]){2, 3, 1, 1}, 4);
+  sg_tensor *y = sg_conv2d(x, f, NULL, SG_PADDING_SAME, NULL, NULL);
+  sg_dispose(x);
+  sg_dispose(f);
+  return y;
+}
+static sg_tensor *call_depthwise_conv2d(sg_tensor *a, sg_tensor *b) {
+  sg_tensor *x = as_image(a), *f = sg_reshape(b, (const int64_t[]){2, 3, 1, 1}, 4);
+  sg_tensor *y = sg_depthwise_conv2d(x, f, NULL, SG_PADDING_SAME, NULL, NULL);
+  sg_dispose(x);
+  sg_dispose(f);
+  return y;
+}
+static sg_tensor *call_max_pool(sg_tensor *a, sg_tensor *b) {
+  (void)b;
+  sg_tensor *x = as_image(a);
+  sg_tensor *y =
+      sg_max_pool(x, (const int64_t[]){1, 2}, (const int64_t[]){1, 1}, SG_PADDING_SAME, NULL);
+  sg_dispose(x);
+  return y;
+}
+static sg_tensor *call_avg_pool(sg_tensor *a, sg_tensor *b) {
+  (void)b;
+  sg_tensor *x = as_image(a);
+  sg_tensor *y = sg_avg_pool(x, (const int64_t[]){2, 2}, NULL, SG_PADDING_SAME, NULL);
+  sg_dispose(x);
+  return y;
+}
+/* Per channel (a's 3 columns): statistics and affine terms from b's rows. */
+static sg_tensor *call_batch_norm(sg_tensor *a, sg_tensor *b) {
+  sg_tensor *lo = sg_slice(b, (const int64_t[]){0, 0}, (const int64_t[]){1, -1}),
+            *hi = sg_slice(b, (const int64_t[]){1, 0}, (const int64_t[]){1, -1});
+  sg_tensor *y = sg_batch_norm(a, lo, hi, lo, hi, 1e-3f);
+  sg_dispose(lo);
+  sg_dispose(hi);
+  return y;
+}
+/* sg_moments has two outputs: one case each, so both must back-propagate. */
+static sg_tensor *moments_part(sg_tensor *a, bool variance) {
+  sg_tensor *m = NULL, *v = NULL;
+  if (sg_moments(a, (const int[]){1}, 1, false, &m, &v) != SG_OK) return NULL;
+  sg_dispose(variance ? m : v);
+  return variance ? v : m;
+}
+static sg_tensor *call_moments_mean(sg_tensor *a, sg_tensor *b) {
+  (void)b;
+  return moments_part(a, false);
+}
+static sg_tensor *call_moments_variance(sg_tensor *a, sg_tensor *b) {
+  (void)b;
+  return moments_part(a, true);
+}
+static sg_tensor *call_dropout(sg_tensor *a, sg_tensor *b) {
+  (void)b;
+  return sg_dropout(a, 0.25f, 7); /* keeps some of the 6 elements with this seed */
+}
+/* A float result of integer indices made from a: no gradient reaches a. */
+static sg_tensor *call_one_hot(sg_tensor *a, sg_tensor *b) {
+  (void)b;
+  sg_tensor *scaled = sg_mul(a, a), *idx = sg_cast(scaled, SG_I32);
+  sg_tensor *y = sg_one_hot(idx, 4);
+  sg_dispose(scaled);
+  sg_dispose(idx);
+  return y;
+}
+
 typedef struct op_case {
   const char *name;
   op_fn fn;
@@ -151,6 +221,15 @@ static const op_case k_cases[] = {
     {"gather", call_gather, true},
     {"cast", call_cast, true},
     {"cast_to_i32", call_cast_i32, false},
+    {"conv2d", call_conv2d, true},
+    {"depthwise_conv2d", call_depthwise_conv2d, true},
+    {"max_pool", call_max_pool, true},
+    {"avg_pool", call_avg_pool, true},
+    {"batch_norm", call_batch_norm, true},
+    {"moments(mean)", call_moments_mean, true},
+    {"moments(variance)", call_moments_variance, true},
+    {"dropout", call_dropout, true},
+    {"one_hot", call_one_hot, false},
 };
 
 Test(coverage, every_op_has_a_gradient_or_is_marked) {

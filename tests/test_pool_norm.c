@@ -251,6 +251,136 @@ Test(norm, gradients_match_finite_differences) {
   for (int i = 0; i < 5; i++) sg_dispose(xs[i]);
 }
 
+/* A buffer of n floats at `off` floats past a 64-byte boundary, with canaries after it. */
+#define BN_PAD 32
+#define BN_CANARY 12345.0f
+static float *bn_buf(float **mem, size_t n, size_t off) {
+  *mem = aligned_alloc(64, (n + off + BN_PAD + 15) / 16 * 64);
+  cr_assert_not_null(*mem);
+  float *p = *mem + off;
+  for (size_t i = 0; i < BN_PAD; i++) p[n + i] = BN_CANARY;
+  return p;
+}
+static void bn_canaries(const float *p, size_t n, const char *be, const char *what) {
+  for (size_t i = 0; i < BN_PAD; i++)
+    cr_assert_eq(p[n + i], BN_CANARY, "%s %s wrote past its %zu floats", be, what, n);
+}
+/* Multiples of 1/8 in [-8, 8]: every sum the backward kernel makes is exact in any order. */
+static float bn_dyadic(unsigned *st) {
+  *st = *st * 1103515245u + 12345u;
+  return (float)((int)(*st >> 16) % 129 - 64) / 8.0f;
+}
+
+/* The batch-norm kernels of every backend against scalar, with channel counts below, at and
+   past the vector widths (1, 7, 16, 17, 33, 100) and every operand 0..15 floats off alignment:
+   the forward y = x*a + b is one rounding per product and sum, the backward's sums are exact on
+   dyadic values, so both must match scalar bit for bit. The sums start non-zero (the kernel
+   adds to them) and dx is also passed as NULL. */
+Test(norm, kernels_match_scalar_on_every_backend) {
+  static const size_t chans[] = {1, 7, 16, 17, 33, 100};
+  static const size_t rows_list[] = {1, 3, 5};
+  const sg_backend *ref = sg_backend_get("scalar");
+  unsigned st = 7;
+  for (int b = 1; b < 3; b++) {
+    const sg_backend *be = sg_backend_get(k_backends[b]);
+    if (!be) continue;
+    for (size_t ci = 0; ci < sizeof chans / sizeof *chans; ci++)
+      for (size_t ri = 0; ri < sizeof rows_list / sizeof *rows_list; ri++)
+        for (size_t off = 0; off < 16; off++) {
+          size_t c = chans[ci], rows = rows_list[ri], n = rows * c;
+          float *mx, *ma, *mb, *mm, *my, *mdy, *mdx, *ms0, *ms1;
+          float *x = bn_buf(&mx, n, off), *a = bn_buf(&ma, c, (off + 3) % 16),
+                *bb = bn_buf(&mb, c, (off + 6) % 16), *mean = bn_buf(&mm, c, (off + 9) % 16),
+                *y = bn_buf(&my, n, (off + 12) % 16), *dy = bn_buf(&mdy, n, (off + 1) % 16),
+                *dx = bn_buf(&mdx, n, (off + 4) % 16), *s0 = bn_buf(&ms0, c, (off + 7) % 16),
+                *s1 = bn_buf(&ms1, c, (off + 10) % 16);
+          float *want_y = malloc(n * sizeof(float)), *want_dx = malloc(n * sizeof(float));
+          float *want_s0 = malloc(c * sizeof(float)), *want_s1 = malloc(c * sizeof(float));
+          float *init_s = malloc(c * sizeof(float));
+          /* The forward on arbitrary floats, the backward on dyadic ones. */
+          for (size_t i = 0; i < n; i++) x[i] = (float)rand() / (float)RAND_MAX * 4.0f - 2.0f;
+          for (size_t k = 0; k < c; k++) {
+            a[k] = (float)rand() / (float)RAND_MAX + 0.5f;
+            bb[k] = (float)rand() / (float)RAND_MAX - 0.5f;
+          }
+          ref->batch_norm(x, rows, c, a, bb, want_y);
+          be->batch_norm(x, rows, c, a, bb, y);
+          cr_assert_eq(memcmp(y, want_y, n * sizeof(float)), 0,
+                       "%s batch_norm differs from scalar: channels %zu, rows %zu, offset %zu",
+                       be->name, c, rows, off);
+          bn_canaries(y, n, be->name, "batch_norm y");
+          for (size_t i = 0; i < n; i++) x[i] = bn_dyadic(&st), dy[i] = bn_dyadic(&st);
+          for (size_t k = 0; k < c; k++)
+            a[k] = bn_dyadic(&st), mean[k] = bn_dyadic(&st), init_s[k] = bn_dyadic(&st);
+          for (int with_dx = 0; with_dx < 2; with_dx++) {
+            memcpy(want_s0, init_s, c * sizeof(float));
+            memcpy(want_s1, init_s, c * sizeof(float));
+            memcpy(s0, init_s, c * sizeof(float));
+            memcpy(s1, init_s, c * sizeof(float));
+            ref->batch_norm_backward(dy, x, rows, c, a, mean, with_dx ? want_dx : NULL, want_s0,
+                                     want_s1);
+            be->batch_norm_backward(dy, x, rows, c, a, mean, with_dx ? dx : NULL, s0, s1);
+            if (with_dx)
+              cr_assert_eq(memcmp(dx, want_dx, n * sizeof(float)), 0,
+                           "%s batch_norm_backward dx differs: channels %zu, rows %zu, "
+                           "offset %zu",
+                           be->name, c, rows, off);
+            cr_assert_eq(memcmp(s0, want_s0, c * sizeof(float)), 0,
+                         "%s batch_norm_backward sum_dy differs: channels %zu, rows %zu, "
+                         "offset %zu",
+                         be->name, c, rows, off);
+            cr_assert_eq(memcmp(s1, want_s1, c * sizeof(float)), 0,
+                         "%s batch_norm_backward sum_dy_xc differs: channels %zu, rows %zu, "
+                         "offset %zu",
+                         be->name, c, rows, off);
+            bn_canaries(dx, n, be->name, "batch_norm_backward dx");
+            bn_canaries(s0, c, be->name, "batch_norm_backward sum_dy");
+            bn_canaries(s1, c, be->name, "batch_norm_backward sum_dy_xc");
+          }
+          float *all[] = {mx,  ma,  mb,     mm,      my,      mdy,     mdx,
+                          ms0, ms1, want_y, want_dx, want_s0, want_s1, init_s};
+          for (size_t i = 0; i < sizeof all / sizeof *all; i++) free(all[i]);
+        }
+  }
+}
+
+/* Which sg_moments output, over which axes, for the gradient check. */
+typedef struct moments_arg {
+  bool variance, keep_dims;
+  const int *axes;
+  int n_axes;
+} moments_arg;
+
+static sg_tensor *moments_fn(sg_tensor *const *xs, void *arg) {
+  const moments_arg *a = arg;
+  sg_tensor *m, *v;
+  if (sg_moments(xs[0], a->axes, a->n_axes, a->keep_dims, &m, &v) != SG_OK) return NULL;
+  sg_dispose(a->variance ? m : v);
+  return a->variance ? v : m;
+}
+
+/* sg_moments on its own (batch_norm's check only sees it through the normalisation): the mean
+   and the biased variance against finite differences, over one axis, two axes with keep_dims,
+   and all axes. */
+Test(norm, moments_gradients_match_finite_differences) {
+  sg_tensor *x = sg_random_uniform((int64_t[]){3, 4, 5}, 3, -2, 2, 41);
+  static const int one[] = {1}, two[] = {0, 2};
+  const moments_arg cases[] = {
+      {false, false, one, 1}, {true, false, one, 1},   {false, true, two, 2},
+      {true, true, two, 2},   {false, false, NULL, 0}, {true, false, NULL, 0},
+  };
+  const char *best = sg_backend_name();
+  for (int b = 0; b < 3; b++) {
+    if (!sg_backend_available(k_backends[b])) continue;
+    sg_use_backend(k_backends[b]);
+    for (size_t i = 0; i < sizeof cases / sizeof *cases; i++)
+      gc_check(cases[i].variance ? "moments(variance)" : "moments(mean)", moments_fn,
+               (void *)&cases[i], &x, 1, 1e-3, 2e-3);
+  }
+  sg_use_backend(best);
+  sg_dispose(x);
+}
+
 /* Partial sums per chunk: 1 and 2 threads give identical gradients. */
 Test(norm, one_and_two_threads_are_bit_identical) {
   int saved = sg_threads();
