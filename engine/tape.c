@@ -73,8 +73,11 @@ sg_node *sg__record(sg_op *op, sg_grad_fn grad, sg_tensor *const *inputs, int n_
   if (slot == 0) {
     /* A block is ~160 KiB, above malloc's mmap threshold: reusing the thread's spare saves an
        mmap, a munmap and the page faults between them on every tape. */
-    node_block *b = t->first ? NULL : c->spare_nodes;
-    c->spare_nodes = b ? NULL : c->spare_nodes;
+    node_block *b = NULL;
+    if (!t->first) {
+      b = c->spare_nodes;
+      c->spare_nodes = NULL;
+    }
     if (!b) b = malloc(sizeof *b);
     if (!b) goto oom;
     b->next = NULL;

@@ -4,7 +4,8 @@
 #include <math.h>
 #include <string.h>
 
-#define FM_CLASSES_ 10
+#include "fashion_mnist.h" /* FM_PIXELS, FM_CLASSES */
+
 #define MLP_HIDDEN 1024
 #define CNN_C1 32
 #define CNN_C2 64
@@ -58,7 +59,7 @@ static sg_status check_params(fm_model *m) {
 }
 
 sg_status fm_mlp(fm_model *m) {
-  static const int64_t sizes[4] = {784, MLP_HIDDEN, MLP_HIDDEN, FM_CLASSES_};
+  static const int64_t sizes[4] = {FM_PIXELS, MLP_HIDDEN, MLP_HIDDEN, FM_CLASSES};
   memset(m, 0, sizeof *m);
   m->name = "mlp 784-1024-1024-10";
   m->forward = mlp_forward;
@@ -83,8 +84,8 @@ sg_status fm_cnn(fm_model *m) {
   m->params[3] = param((const int64_t[]){CNN_C2}, 1, 0, 0);
   m->params[4] = param((const int64_t[]){CNN_FLAT, CNN_HIDDEN}, 2, CNN_FLAT, 3);
   m->params[5] = param((const int64_t[]){CNN_HIDDEN}, 1, 0, 0);
-  m->params[6] = param((const int64_t[]){CNN_HIDDEN, FM_CLASSES_}, 2, CNN_HIDDEN, 4);
-  m->params[7] = param((const int64_t[]){FM_CLASSES_}, 1, 0, 0);
+  m->params[6] = param((const int64_t[]){CNN_HIDDEN, FM_CLASSES}, 2, CNN_HIDDEN, 4);
+  m->params[7] = param((const int64_t[]){FM_CLASSES}, 1, 0, 0);
   return check_params(m);
 }
 
