@@ -139,7 +139,8 @@ sg_status sg_optimizer_step(sg_optimizer *opt, sg_tensor *const *vars, sg_tensor
                        sg__shape_str(vars[i]->shape, vars[i]->rank, a, sizeof a), i,
                        sg__shape_str(grads[i]->shape, grads[i]->rank, b, sizeof b));
   }
-  if (opt->n == 0 && opt->t == 0 && n > 0 && !make_state(opt, vars, n)) return sg_last_status();
+  if (n == 0) return SG_OK; /* nothing to update: no step is counted, no state is made */
+  if (opt->n == 0 && !make_state(opt, vars, n)) return sg_last_status();
   if (n != opt->n)
     return sg__error(SG_ERR_ARG, name, "the optimizer's state is for %d variables, got %d", opt->n,
                      n);

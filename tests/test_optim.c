@@ -177,6 +177,24 @@ Test(optimizer, converges) {
   cr_assert_eq(t_live_tensors(), live);
 }
 
+/* A step over no variables changes nothing: the next real step is still the first (Adam's bias
+   correction included) and makes the state. */
+Test(optimizer, an_empty_step_is_a_no_op) {
+  sg_tensor *a = var_of(sg_zeros((int64_t[]){5}, 1)), *b = var_of(sg_zeros((int64_t[]){5}, 1));
+  sg_tensor *g = sg_random_uniform((int64_t[]){5}, 1, -1, 1, 9);
+  sg_optimizer *first = sg_adam(0.1f, 0.9f, 0.999f, 1e-7f),
+               *fresh = sg_adam(0.1f, 0.9f, 0.999f, 1e-7f);
+  cr_assert_eq(sg_optimizer_step(first, NULL, NULL, 0), SG_OK, "%s", sg_last_error());
+  cr_assert_eq(sg_optimizer_step(first, &a, &g, 1), SG_OK, "%s", sg_last_error());
+  cr_assert_eq(sg_optimizer_step(fresh, &b, &g, 1), SG_OK, "%s", sg_last_error());
+  cr_assert_eq(memcmp(sg_data_f32(a), sg_data_f32(b), 5 * sizeof(float)), 0);
+  sg_optimizer_free(first);
+  sg_optimizer_free(fresh);
+  sg_dispose(a);
+  sg_dispose(b);
+  sg_dispose(g);
+}
+
 Test(optimizer, errors) {
   int64_t live = t_live_tensors();
   sg_tensor *w = var_of(sg_zeros((int64_t[]){2, 3}, 2));
