@@ -126,7 +126,7 @@ ARM64_CFLAGS ?=
 ARM64_ENV = OMP_NUM_THREADS=1 SIMDGRAD_THREADS=1
 # A few small benchmarks (make bench-smoke's selection), no roofline (a DRAM triad under qemu
 # takes minutes).
-ARM64_BENCH_FILTER = $(or $(BENCH_SMOKE_FILTER),/(0|1|65537|16384|16x1024|128)(/|$$))
+ARM64_BENCH_FILTER = $(BENCH_SMOKE_FILTER)
 ARM64_BENCH_ARGS ?= --roofline=off --table --benchmark_min_time=0.0001 \
                     '--benchmark_filter=$(ARM64_BENCH_FILTER)'
 ARM64_PACKAGES := gcc-aarch64-linux-gnu g++-aarch64-linux-gnu qemu-user qemu-user-static \

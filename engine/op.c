@@ -22,9 +22,10 @@ bool sg__op_begin(sg_op *op, const char *name) {
   op->t0 = 0;
   op->prof = false;
   c->op_depth++;
-  /* Either mode sets t0, which sends sg__op_end down its slow path. */
+  /* Either mode sets t0, which sends sg__op_end down its slow path; only debug mode's log reads
+     it as a time (the profiler takes its own). */
   if (__builtin_expect(sg_debug() || sg__profile_on(), 0)) {
-    op->t0 = now_ns();
+    op->t0 = sg_debug() ? now_ns() : 1;
     if (sg__profile_on()) sg__profile_op_begin(op);
   }
   return true;

@@ -6,14 +6,11 @@
 void sg_parallel_for(int64_t n, int64_t grain, sg_range_fn fn, void *arg) {
   if (n <= 0) return;
   if (grain < 1) grain = 1;
-  if (n <= grain) { /* one chunk: no thread count, no region (an empty one costs microseconds) */
-    sg__fpmode_sync();
-    fn(0, n, arg);
-    return;
-  }
   int64_t chunks = (n + grain - 1) / grain;
-  int threads = sg_threads();
-  if (chunks == 1 || threads == 1) {
+  /* One chunk (tested first: no thread count to read) or one thread: no region, since even an
+     empty one costs microseconds. */
+  int threads = chunks == 1 ? 1 : sg_threads();
+  if (threads == 1) {
     sg__fpmode_sync();
     for (int64_t c = 0; c < chunks; c++) {
       int64_t lo = c * grain;

@@ -198,10 +198,12 @@ done:
 int fm_run_example(const char *prog, sg_status (*make_model)(fm_model *), int epochs,
                    int64_t max_train) {
   char err[256];
-  fm_set train, test;
+  fm_set train, test = {0};
   if (fm_load(fm_dir(), "train", max_train, &train, err, sizeof err) != 0 ||
       fm_load(fm_dir(), "t10k", 0, &test, err, sizeof err) != 0) {
     fprintf(stderr, "%s: %s (apt-get install dataset-fashion-mnist)\n", prog, err);
+    fm_free(&train); /* fm_load leaves a set it failed on empty */
+    fm_free(&test);
     return 2;
   }
   /* As the gradients shrink, their squares (Adam's second moment) and the backward matmuls'
