@@ -8,7 +8,8 @@
 
 #include "support.h"
 
-static const char *const k_backends[] = {"scalar", "avx2", "avx512"};
+static const char *const k_backends[] = {"scalar", "avx2", "avx512", "neon"};
+#define N_BACKENDS ((int)(sizeof k_backends / sizeof k_backends[0]))
 
 typedef struct geom {
   int64_t n, h, w, c, kh, kw, o; /* o: out channels (conv) or multiplier (depthwise) */
@@ -150,7 +151,7 @@ static void check_against_reference(bool dw) {
     int64_t oh, ow, oc = dw ? g->c * g->o : g->o;
     double *want = malloc(sizeof(double) * (size_t)(g->n * 64 * 64 * oc));
     ref_conv(g, dw, sg_data_f32(x), sg_data_f32(f), want, &oh, &ow);
-    for (int b = 0; b < 3; b++) {
+    for (int b = 0; b < N_BACKENDS; b++) {
       if (!sg_backend_available(k_backends[b])) continue;
       cr_assert_eq(sg_use_backend(k_backends[b]), SG_OK);
       sg_tensor *y = run_conv(g, dw, x, f);
@@ -202,7 +203,7 @@ Test(conv, gradients_match_finite_differences) {
       {2, 3, 3, 3, 1, 1, 2, {1, 1}, {1, 1}, SG_PADDING_VALID, {0}},
   };
   const char *best = sg_backend_name();
-  for (int b = 0; b < 3; b++)
+  for (int b = 0; b < N_BACKENDS; b++)
     for (int dw = 0; dw < 2; dw++)
       for (size_t i = 0; i < sizeof gs / sizeof *gs; i++) {
         if (!sg_backend_available(k_backends[b])) continue;
@@ -233,7 +234,7 @@ Test(conv, gradients_are_adjoints_of_the_forward) {
   const char *best = sg_backend_name();
   int64_t live = t_live_tensors();
   for (size_t gi = 0; gi < sizeof k_geoms / sizeof *k_geoms; gi++)
-    for (int b = 0; b < 3; b++) {
+    for (int b = 0; b < N_BACKENDS; b++) {
       if (!sg_backend_available(k_backends[b])) continue;
       sg_use_backend(k_backends[b]);
       const geom *g = &k_geoms[gi];

@@ -7,7 +7,8 @@
 
 #include "support.h"
 
-static const char *const k_backends[] = {"scalar", "avx2", "avx512"};
+static const char *const k_backends[] = {"scalar", "avx2", "avx512", "neon"};
+#define N_BACKENDS ((int)(sizeof k_backends / sizeof k_backends[0]))
 
 /* A variable from a temporary initial value. */
 static sg_tensor *var_of(sg_tensor *init) {
@@ -101,7 +102,7 @@ Test(optimizer, hand_computed_steps) {
 /* Every backend's fused kernels against double on sizes around the vector widths. */
 Test(optimizer, kernels_match_reference_on_every_backend) {
   const size_t sizes[] = {0, 1, 7, 8, 15, 16, 17, 33, 100, 1000};
-  for (int b = 0; b < 3; b++) {
+  for (int b = 0; b < N_BACKENDS; b++) {
     const sg_backend *be = sg_backend_get(k_backends[b]);
     if (!be) continue;
     for (size_t si = 0; si < sizeof sizes / sizeof *sizes; si++) {
