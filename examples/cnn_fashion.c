@@ -1,7 +1,8 @@
 /* A small convolutional network (examples/models.c: conv 3x3 (32) + ReLU + max-pool 2, conv 3x3
  * (64) + ReLU + max-pool 2, dense 128 + ReLU, dense 10) trained with Adam on Fashion-MNIST
  * through simdgrad's public API. Usage: cnn_fashion [epochs [training images]];
- * FASHION_MNIST_DIR overrides the data directory, SIMDGRAD_THREADS the thread count. */
+ * FASHION_MNIST_DIR overrides the data directory, SIMDGRAD_THREADS the thread count,
+ * FM_KEEP_DENORMALS=1 keeps denormals (flushed by default, see fashion_mnist.c). */
 #include <stdio.h>
 #include <stdlib.h>
 

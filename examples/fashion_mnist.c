@@ -209,8 +209,9 @@ int fm_run_example(const char *prog, sg_status (*make_model)(fm_model *), int ep
   /* As the gradients shrink, their squares (Adam's second moment) and the backward matmuls'
      products fall into the denormal range, where the FPU takes a slow path: steps got 2x slower
      after a few hundred. Training does not need numbers below FLT_MIN; simdgrad keeps them by
-     default, so a training program opts out. */
-  sg_set_flush_denormals(true);
+     default, so a training program opts out (FM_KEEP_DENORMALS=1 keeps them, to compare). */
+  const char *keep = getenv("FM_KEEP_DENORMALS");
+  sg_set_flush_denormals(!(keep && *keep == '1'));
   fm_model m;
   double acc = -1;
   if (make_model(&m) != SG_OK) {

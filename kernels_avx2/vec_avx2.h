@@ -194,7 +194,6 @@ static inline vf vlog(vf a) { return Sleef_logf8_u10avx2(a); }
 static inline vf vlog1p(vf a) { return Sleef_log1pf8_u10avx2(a); }
 static inline vf vsin(vf a) { return Sleef_sinf8_u10avx2(a); }
 static inline vf vcos(vf a) { return Sleef_cosf8_u10avx2(a); }
-static inline vf verf(vf a) { return Sleef_erff8_u10avx2(a); }
 static inline vf vpow(vf a, vf b) { return Sleef_powf8_u10avx2(a, b); }
 
 #include "kernels_avx2/simd_math.inc" /* vexp, vtanh, vphi, vgelu, vgelu_grad */

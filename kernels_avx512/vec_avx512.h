@@ -158,7 +158,6 @@ static inline vf vlog(vf a) { return Sleef_logf16_u10avx512f(a); }
 static inline vf vlog1p(vf a) { return Sleef_log1pf16_u10avx512f(a); }
 static inline vf vsin(vf a) { return Sleef_sinf16_u10avx512f(a); }
 static inline vf vcos(vf a) { return Sleef_cosf16_u10avx512f(a); }
-static inline vf verf(vf a) { return Sleef_erff16_u10avx512f(a); }
 static inline vf vpow(vf a, vf b) { return Sleef_powf16_u10avx512f(a, b); }
 
 #include "kernels_avx2/simd_math.inc" /* vexp, vtanh, vphi, vgelu, vgelu_grad */

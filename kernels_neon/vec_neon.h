@@ -195,7 +195,6 @@ static inline vf vlog(vf a) { return Sleef_logf4_u10advsimd(a); }
 static inline vf vlog1p(vf a) { return Sleef_log1pf4_u10advsimd(a); }
 static inline vf vsin(vf a) { return Sleef_sinf4_u10advsimd(a); }
 static inline vf vcos(vf a) { return Sleef_cosf4_u10advsimd(a); }
-static inline vf verf(vf a) { return Sleef_erff4_u10advsimd(a); }
 static inline vf vpow(vf a, vf b) { return Sleef_powf4_u10advsimd(a, b); }
 
 /* vexp, vtanh, vphi, vgelu. Its clamps rely on vmax/vmin letting NaN through, which FMAX and

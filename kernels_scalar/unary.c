@@ -15,7 +15,6 @@
 
 #define SG_SELU_SCALE 1.0507009873554804934193349852946f
 #define SG_SELU_ALPHA 1.6732632423543772848170429916717f
-#define SG_SQRT1_2 0.70710678118654752440f /* 1 / sqrt(2) */
 #define SG_SQRT1_2_D 0.70710678118654752440
 #define SG_INV_SQRT2PI 0.39894228040143267794f /* 1 / sqrt(2 pi) */
 /* Below this gelu and its derivative are 0 in float; the guard also keeps -inf from 0 * inf. */
