@@ -18,7 +18,4 @@
    then live in memory, stored on every k step (simd_gemm.inc). */
 #define GEMM_UNROLL _Pragma("GCC unroll 16")
 
-/* r[i] lane j becomes r[j] lane i. */
-static inline void gemm_transpose(vf r[VN]) { vtranspose(r); }
-
 #include "kernels_avx2/simd_gemm.inc"
