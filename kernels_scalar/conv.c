@@ -2,13 +2,7 @@
  * convolution runs as im2col + gemm), and the direct depthwise convolution with both
  * backward passes. All work on one NHWC image described by a sg_window2d. */
 #include "kernels_scalar.h"
-
-/* Input coordinate of tap t along one axis for output o, or -1 when it falls outside. */
-static inline ptrdiff_t tap_at(size_t o, size_t t, size_t stride, size_t pad, size_t dil,
-                               size_t size) {
-  ptrdiff_t i = (ptrdiff_t)(o * stride + t * dil) - (ptrdiff_t)pad;
-  return i >= 0 && i < (ptrdiff_t)size ? i : -1;
-}
+#include "window_taps.h"
 
 void sg_f32_im2col__scalar(const sg_window2d *g, const float *x, size_t p0, size_t p1, float *col) {
   const size_t c = g->in_c, row = g->k_h * g->k_w * c;
@@ -16,9 +10,9 @@ void sg_f32_im2col__scalar(const sg_window2d *g, const float *x, size_t p0, size
     size_t oh = p / g->out_w, ow = p % g->out_w;
     float *d = col + (p - p0) * row;
     for (size_t i = 0; i < g->k_h; i++) {
-      ptrdiff_t ih = tap_at(oh, i, g->stride_h, g->pad_top, g->dilation_h, g->in_h);
+      ptrdiff_t ih = sg_window_tap(oh, i, g->stride_h, g->pad_top, g->dilation_h, g->in_h);
       for (size_t j = 0; j < g->k_w; j++, d += c) {
-        ptrdiff_t iw = tap_at(ow, j, g->stride_w, g->pad_left, g->dilation_w, g->in_w);
+        ptrdiff_t iw = sg_window_tap(ow, j, g->stride_w, g->pad_left, g->dilation_w, g->in_w);
         if (ih < 0 || iw < 0) {
           for (size_t k = 0; k < c; k++) d[k] = 0.0f;
         } else {
@@ -37,9 +31,9 @@ void sg_f32_col2im__scalar(const sg_window2d *g, const float *col, size_t p0, si
     size_t oh = p / g->out_w, ow = p % g->out_w;
     const float *s = col + (p - p0) * row;
     for (size_t i = 0; i < g->k_h; i++) {
-      ptrdiff_t ih = tap_at(oh, i, g->stride_h, g->pad_top, g->dilation_h, g->in_h);
+      ptrdiff_t ih = sg_window_tap(oh, i, g->stride_h, g->pad_top, g->dilation_h, g->in_h);
       for (size_t j = 0; j < g->k_w; j++, s += c) {
-        ptrdiff_t iw = tap_at(ow, j, g->stride_w, g->pad_left, g->dilation_w, g->in_w);
+        ptrdiff_t iw = sg_window_tap(ow, j, g->stride_w, g->pad_left, g->dilation_w, g->in_w);
         if (ih < 0 || iw < 0) continue;
         float *d = dx + ((size_t)ih * g->in_w + (size_t)iw) * c;
         for (size_t k = 0; k < c; k++) d[k] += s[k];
@@ -56,10 +50,10 @@ void sg_f32_depthwise_conv2d__scalar(const sg_window2d *g, const float *x, const
       float *d = y + (oh * g->out_w + ow) * oc;
       for (size_t k = 0; k < oc; k++) d[k] = 0.0f;
       for (size_t i = 0; i < g->k_h; i++) {
-        ptrdiff_t ih = tap_at(oh, i, g->stride_h, g->pad_top, g->dilation_h, g->in_h);
+        ptrdiff_t ih = sg_window_tap(oh, i, g->stride_h, g->pad_top, g->dilation_h, g->in_h);
         if (ih < 0) continue;
         for (size_t j = 0; j < g->k_w; j++) {
-          ptrdiff_t iw = tap_at(ow, j, g->stride_w, g->pad_left, g->dilation_w, g->in_w);
+          ptrdiff_t iw = sg_window_tap(ow, j, g->stride_w, g->pad_left, g->dilation_w, g->in_w);
           if (iw < 0) continue;
           const float *s = x + ((size_t)ih * g->in_w + (size_t)iw) * c;
           const float *w = f + (i * g->k_w + j) * oc;
@@ -77,10 +71,10 @@ void sg_f32_depthwise_conv2d_backward_input__scalar(const sg_window2d *g, const 
     for (size_t ow = 0; ow < g->out_w; ow++) {
       const float *e = dy + (oh * g->out_w + ow) * oc;
       for (size_t i = 0; i < g->k_h; i++) {
-        ptrdiff_t ih = tap_at(oh, i, g->stride_h, g->pad_top, g->dilation_h, g->in_h);
+        ptrdiff_t ih = sg_window_tap(oh, i, g->stride_h, g->pad_top, g->dilation_h, g->in_h);
         if (ih < 0) continue;
         for (size_t j = 0; j < g->k_w; j++) {
-          ptrdiff_t iw = tap_at(ow, j, g->stride_w, g->pad_left, g->dilation_w, g->in_w);
+          ptrdiff_t iw = sg_window_tap(ow, j, g->stride_w, g->pad_left, g->dilation_w, g->in_w);
           if (iw < 0) continue;
           float *d = dx + ((size_t)ih * g->in_w + (size_t)iw) * c;
           const float *w = f + (i * g->k_w + j) * oc;
@@ -101,10 +95,10 @@ void sg_f32_depthwise_conv2d_backward_filter__scalar(const sg_window2d *g, const
     for (size_t ow = 0; ow < g->out_w; ow++) {
       const float *e = dy + (oh * g->out_w + ow) * oc;
       for (size_t i = 0; i < g->k_h; i++) {
-        ptrdiff_t ih = tap_at(oh, i, g->stride_h, g->pad_top, g->dilation_h, g->in_h);
+        ptrdiff_t ih = sg_window_tap(oh, i, g->stride_h, g->pad_top, g->dilation_h, g->in_h);
         if (ih < 0) continue;
         for (size_t j = 0; j < g->k_w; j++) {
-          ptrdiff_t iw = tap_at(ow, j, g->stride_w, g->pad_left, g->dilation_w, g->in_w);
+          ptrdiff_t iw = sg_window_tap(ow, j, g->stride_w, g->pad_left, g->dilation_w, g->in_w);
           if (iw < 0) continue;
           const float *s = x + ((size_t)ih * g->in_w + (size_t)iw) * c;
           float *w = df + (i * g->k_w + j) * oc;

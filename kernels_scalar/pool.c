@@ -4,28 +4,17 @@
 #include <math.h>
 
 #include "kernels_scalar.h"
-
-/* The range [lo, hi) of taps of one axis that fall inside the image for output o. */
-static inline void tap_range(size_t o, size_t stride, size_t pad, size_t k, size_t size, size_t *lo,
-                             size_t *hi) {
-  ptrdiff_t first = (ptrdiff_t)(o * stride) - (ptrdiff_t)pad;
-  ptrdiff_t a = first < 0 ? -first : 0;
-  ptrdiff_t b = (ptrdiff_t)size - first;
-  if (b > (ptrdiff_t)k) b = (ptrdiff_t)k;
-  if (b < a) b = a;
-  *lo = (size_t)a;
-  *hi = (size_t)b;
-}
+#include "window_taps.h"
 
 static void pool_rows(const sg_window2d *g, const float *x, size_t oh0, size_t oh1, float *y,
                       bool is_max) {
   const size_t c = g->in_c;
   for (size_t oh = oh0; oh < oh1; oh++) {
     size_t i0, i1;
-    tap_range(oh, g->stride_h, g->pad_top, g->k_h, g->in_h, &i0, &i1);
+    sg_window_tap_range(oh, g->stride_h, g->pad_top, g->k_h, g->in_h, &i0, &i1);
     for (size_t ow = 0; ow < g->out_w; ow++) {
       size_t j0, j1;
-      tap_range(ow, g->stride_w, g->pad_left, g->k_w, g->in_w, &j0, &j1);
+      sg_window_tap_range(ow, g->stride_w, g->pad_left, g->k_w, g->in_w, &j0, &j1);
       float *d = y + (oh * g->out_w + ow) * c;
       for (size_t k = 0; k < c; k++) d[k] = is_max ? -INFINITY : 0.0f;
       for (size_t i = i0; i < i1; i++)
@@ -62,10 +51,10 @@ void sg_f32_max_pool_backward__scalar(const sg_window2d *g, const float *dy, con
   const size_t c = g->in_c;
   for (size_t oh = 0; oh < g->out_h; oh++) {
     size_t i0, i1;
-    tap_range(oh, g->stride_h, g->pad_top, g->k_h, g->in_h, &i0, &i1);
+    sg_window_tap_range(oh, g->stride_h, g->pad_top, g->k_h, g->in_h, &i0, &i1);
     for (size_t ow = 0; ow < g->out_w; ow++) {
       size_t j0, j1;
-      tap_range(ow, g->stride_w, g->pad_left, g->k_w, g->in_w, &j0, &j1);
+      sg_window_tap_range(ow, g->stride_w, g->pad_left, g->k_w, g->in_w, &j0, &j1);
       size_t at = (oh * g->out_w + ow) * c;
       for (size_t k = 0; k < c; k++) {
         float m = y[at + k];
@@ -88,10 +77,10 @@ void sg_f32_avg_pool_backward__scalar(const sg_window2d *g, const float *dy, flo
   const size_t c = g->in_c;
   for (size_t oh = 0; oh < g->out_h; oh++) {
     size_t i0, i1;
-    tap_range(oh, g->stride_h, g->pad_top, g->k_h, g->in_h, &i0, &i1);
+    sg_window_tap_range(oh, g->stride_h, g->pad_top, g->k_h, g->in_h, &i0, &i1);
     for (size_t ow = 0; ow < g->out_w; ow++) {
       size_t j0, j1;
-      tap_range(ow, g->stride_w, g->pad_left, g->k_w, g->in_w, &j0, &j1);
+      sg_window_tap_range(ow, g->stride_w, g->pad_left, g->k_w, g->in_w, &j0, &j1);
       size_t count = (i1 - i0) * (j1 - j0);
       if (!count) continue;
       float inv = 1.0f / (float)count;
