@@ -117,6 +117,12 @@ void sg__ensure_init(void);
    grain only, never on the thread count, so per-chunk partial results are reproducible. */
 typedef void (*sg_range_fn)(int64_t lo, int64_t hi, void *arg);
 void sg_parallel_for(int64_t n, int64_t grain, sg_range_fn fn, void *arg);
+/* Items per parallel chunk so that one chunk holds about `target` units of work when each item
+   costs `per_item` (at least 1). */
+static inline int64_t sg__grain_for(double per_item, double target) {
+  return per_item >= target ? 1 : (int64_t)(target / (per_item > 1 ? per_item : 1));
+}
+static inline int64_t sg__ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
 /* Brings this thread's denormal mode in line with sg_set_flush_denormals (cheap when it is). */
 void sg__fpmode_sync(void);
 /* Elements of cheap elementwise work below which a region stays serial (fork/join ~3 us). */

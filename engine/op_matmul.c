@@ -95,8 +95,6 @@ typedef struct gemm_job {
   int64_t rblocks, cblocks;
 } gemm_job;
 
-static int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
-
 /* Cuts each m x n matrix of C (a sum over k) into rblocks x cblocks blocks, from the shapes
    alone. A cut of the rows repacks B (k x n) once more, a cut of the columns A (m x k): cut
    the longer side. */
@@ -111,7 +109,7 @@ static void plan_blocks(gemm_job *j, int64_t c_count, int64_t terms) {
   }
   int64_t want = MIN_ITEMS / g;
   if (macs < (double)want * GEMM_GRAIN_MACS) want = (int64_t)(macs / GEMM_GRAIN_MACS);
-  int64_t most_r = ceil_div(m, MIN_BLOCK_ROWS), most_c = ceil_div(n, MIN_BLOCK_COLS);
+  int64_t most_r = sg__ceil_div(m, MIN_BLOCK_ROWS), most_c = sg__ceil_div(n, MIN_BLOCK_COLS);
   int64_t nr = 1, nc = 1;
   if (want > 1) {
     if (n > m || most_r == 1)
@@ -120,10 +118,10 @@ static void plan_blocks(gemm_job *j, int64_t c_count, int64_t terms) {
       nr = want < most_r ? want : most_r;
   }
   /* Columns in multiples of 32: whole 16- and 32-wide register tiles. */
-  j->rb = ceil_div(m, nr);
-  j->cb = nc > 1 ? ceil_div(ceil_div(n, nc), 32) * 32 : n;
-  j->rblocks = ceil_div(m, j->rb);
-  j->cblocks = ceil_div(n, j->cb);
+  j->rb = sg__ceil_div(m, nr);
+  j->cb = nc > 1 ? sg__ceil_div(sg__ceil_div(n, nc), 32) * 32 : n;
+  j->rblocks = sg__ceil_div(m, j->rb);
+  j->cblocks = sg__ceil_div(n, j->cb);
 }
 
 static void gemm_range(int64_t lo, int64_t hi, void *arg) {
@@ -181,8 +179,7 @@ static void run_job(gemm_job *j, int64_t c_count) {
   plan_blocks(j, c_count, terms);
   int64_t items = c_count * j->rblocks * j->cblocks;
   double per_item = (double)j->rb * (double)j->cb * (double)(j->k ? j->k : 1) * (double)terms;
-  int64_t grain = per_item >= GEMM_GRAIN_MACS ? 1 : (int64_t)(GEMM_GRAIN_MACS / per_item);
-  sg_parallel_for(items, grain, gemm_range, j);
+  sg_parallel_for(items, sg__grain_for(per_item, GEMM_GRAIN_MACS), gemm_range, j);
 }
 
 static int64_t batch_count(const int64_t *bat, int nb) {

@@ -7,7 +7,7 @@
 #define CHUNK SG_GRAIN_ELEMENTWISE
 
 /* Rows per parallel chunk for rows of `row` elements (row > 0). */
-static int64_t rows_grain(int64_t row) { return row >= CHUNK ? 1 : CHUNK / row; }
+static int64_t rows_grain(int64_t row) { return sg__grain_for((double)row, CHUNK); }
 
 static int64_t prod(const int64_t *d, int lo, int hi) {
   int64_t p = 1;

@@ -60,8 +60,6 @@ static void coefficients(const float *mean, const float *var, const float *offse
   }
 }
 
-static int64_t rows_grain(int64_t c) { return c >= BN_GRAIN ? 1 : BN_GRAIN / c; }
-
 /* Inputs x, mean, variance, offset, scale; saved the same but offset; fparam[0]: epsilon. */
 static sg_status bn_grad(const sg_node *node, sg_tensor *dy, const bool *need, sg_tensor **dx) {
   const sg_tensor *x = node->saved[0], *mean = node->saved[1], *var = node->saved[2],
@@ -76,7 +74,7 @@ static sg_status bn_grad(const sg_node *node, sg_tensor *dy, const bool *need, s
               .a = ab,
               .mean = sg__f32(mean),
               .c = c,
-              .grain = rows_grain(c > 0 ? c : 1)};
+              .grain = sg__grain_for((double)c, BN_GRAIN)};
   sg_status st = SG_OK;
   if (need[0]) {
     dx[0] = sg__new(SG_F32, x->shape, x->rank);
@@ -157,7 +155,8 @@ sg_tensor *sg_batch_norm(sg_tensor *x, sg_tensor *mean, sg_tensor *variance, sg_
   }
   coefficients(sg__f32(mean), sg__f32(variance), sg__f32(offset), sg__f32(scale), c, epsilon, ab);
   bn_job j = {.be = sg__backend(), .x = sg__f32(x), .a = ab, .b = ab + c, .y = sg__f32(y), .c = c};
-  if (rows > 0 && c > 0) sg_parallel_for(rows, rows_grain(c), forward_range, &j);
+  if (rows > 0 && c > 0)
+    sg_parallel_for(rows, sg__grain_for((double)c, BN_GRAIN), forward_range, &j);
   free(ab);
   sg_tensor *inputs[5] = {x, mean, variance, offset, scale};
   sg_node *node = sg__record(&op, bn_grad, inputs, 5, y);

@@ -4,8 +4,6 @@
 
 #include <string.h>
 
-static int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
-
 bool sg__window2d(const char *op, const sg_tensor *x, int64_t k_h, int64_t k_w,
                   const int64_t *strides, const int64_t *default_strides, sg_padding padding,
                   const int64_t *pads, const int64_t *dilations, sg_window2d *g) {
@@ -30,7 +28,7 @@ bool sg__window2d(const char *op, const sg_tensor *x, int64_t k_h, int64_t k_w,
   int64_t out_h, out_w, pt = 0, pl = 0;
   switch (padding) {
   case SG_PADDING_SAME: {
-    out_h = ceil_div(in_h, sh), out_w = ceil_div(in_w, sw);
+    out_h = sg__ceil_div(in_h, sh), out_w = sg__ceil_div(in_w, sw);
     int64_t th = (out_h - 1) * sh + eff_h - in_h, tw = (out_w - 1) * sw + eff_w - in_w;
     pt = th > 0 ? th / 2 : 0, pl = tw > 0 ? tw / 2 : 0;
     break;

@@ -35,10 +35,4 @@ void sg__sum_parts(const sg_backend *be, float *out, const float *parts, int64_t
 void sg__window2d_save(sg_node *node, const sg_window2d *g);
 sg_window2d sg__window2d_load(const sg_node *node);
 
-/* Items per parallel chunk so that one chunk holds about `target` units of work when each item
-   costs `per_item` (at least 1). */
-static inline int64_t sg__grain_for(double per_item, double target) {
-  return per_item >= target ? 1 : (int64_t)(target / (per_item > 1 ? per_item : 1));
-}
-
 #endif
