@@ -143,8 +143,9 @@ public:
   void ReportRuns(const std::vector<Run> &runs) override {
     g_progress.clear();
     for (const Run &r : runs) {
-      // With repetitions, the mean stands for the group; a single run stands for itself.
-      if (r.run_type == Run::RT_Aggregate ? r.aggregate_name != "mean" : r.repetitions > 1)
+      // With repetitions, the median stands for the group (a neighbour's burst on a shared machine
+      // moves the mean, not the median); a single run stands for itself.
+      if (r.run_type == Run::RT_Aggregate ? r.aggregate_name != "median" : r.repetitions > 1)
         continue;
       Name n = split_name(r.run_name.function_name);
       if (!last_op_.empty() && n.op != last_op_) std::printf("\n");
