@@ -1,9 +1,9 @@
 /* conv2d as a sum of shifted matrix products, without im2col: for each filter tap (kh, kw) the
  * output pixels of one row that the tap reaches form a matrix [pixels, C] inside x itself (rows
  * stride * C apart), and that matrix times the tap's [C, O] slice of the filter adds into the
- * output row. Each product is small enough for the backend's gemm to read both operands where
- * they lie (no packing), so a 3x3 convolution costs nine row-sized gemms and no copies; im2col
- * would write and read back nine times the input. Worth it once C is a few vectors wide;
+ * output row. The backend's gemm_taps sums all of a row's taps in registers, reading x and the
+ * filter where they lie, so a 3x3 convolution writes each output pixel once and copies nothing;
+ * im2col would write and read back nine times the input. Worth it once C is a few vectors wide;
  * op_conv.c decides. */
 #ifndef SIMDGRAD_CONV_SHIFTED_H
 #define SIMDGRAD_CONV_SHIFTED_H
@@ -23,5 +23,10 @@ void sg__conv_shifted_forward(const sg_backend *be, const sg_window2d *g, const 
    ft [KH, KW, O, C] (each tap transposed). */
 void sg__conv_shifted_input_grad(const sg_backend *be, const sg_window2d *g, const float *dy,
                                  const float *ft, float *dx);
+
+/* part [KH, KW, C, O] = the filter gradient from output rows [lo, hi) of all images (row
+   (n, oh) is item n * OH + oh), single-threaded: the caller sums the parts in order. */
+void sg__conv_shifted_filter_grad(const sg_backend *be, const sg_window2d *g, const float *x,
+                                  const float *dy, int64_t lo, int64_t hi, float *part);
 
 #endif

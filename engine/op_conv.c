@@ -8,8 +8,9 @@
  * scatters it back (col2im), one image per item since windows of neighbouring blocks overlap;
  * dfilter sums col^T dy over every item into per-chunk partial sums that are added in chunk
  * order, so results do not depend on the thread count. Scratch buffers come from the caching
- * allocator, one per chunk. Where the input and output channels are wide enough, the forward
- * and the input gradient skip im2col and run as shifted gemms instead (conv_shifted.h). */
+ * allocator, one per chunk. Where the input and output channels are wide enough, all three
+ * skip im2col and run as shifted products summed over the taps instead (conv_shifted.h), the
+ * filter gradient in chunks of output rows. */
 #include <stdatomic.h>
 #include <string.h>
 
@@ -125,6 +126,13 @@ static void filter_grad_range(int64_t lo, int64_t hi, void *arg) {
   sg__storage_release(s);
 }
 
+/* One chunk of output rows: its partial dfilter by the shifted form (conv_shifted.h). */
+static void shifted_filter_grad_range(int64_t lo, int64_t hi, void *arg) {
+  conv_job *j = arg;
+  float *part = j->parts + (size_t)(lo / j->grain) * (size_t)j->k * j->g.out_c;
+  sg__conv_shifted_filter_grad(j->be, &j->g, j->x, j->dy, lo, hi, part);
+}
+
 static sg_status oom_error(void) {
   return sg__error(SG_ERR_OOM, "conv2d", "out of memory for the im2col buffers");
 }
@@ -166,18 +174,22 @@ static sg_status conv2d_grad(const sg_node *node, sg_tensor *dy, const bool *nee
     if (!gf) return sg_last_status();
     dx[1] = gf;
     int64_t size = j.k * (int64_t)j.g.out_c;
-    if (j.items > 0 && size > 0) {
+    /* Items: output rows for the shifted form, else (image, pixel block). */
+    bool shifted = sg__conv_shifted_suits(&j.g);
+    int64_t items = shifted ? (int64_t)(j.g.batch * j.g.out_h) : j.items;
+    if (shifted) j.grain = sg__grain_for((double)j.g.out_w * (double)size, CONV_GRAIN_MACS);
+    if (items > 0 && size > 0) {
       /* Chunks fixed by the shape: at most MAX_PARTS partial sums (fewer if they are big). */
       int64_t max_parts = MAX_PART_BYTES / (size * (int64_t)sizeof(float));
       if (max_parts > MAX_PARTS) max_parts = MAX_PARTS;
       if (max_parts < 1) max_parts = 1;
-      int64_t min_grain = (j.items + max_parts - 1) / max_parts;
+      int64_t min_grain = (items + max_parts - 1) / max_parts;
       if (j.grain < min_grain) j.grain = min_grain;
-      int64_t n_parts = (j.items + j.grain - 1) / j.grain;
+      int64_t n_parts = (items + j.grain - 1) / j.grain;
       sg_storage *ps = sg__storage_new((size_t)(n_parts * size) * sizeof(float));
       if (!ps) return sg__error(SG_ERR_OOM, "conv2d", "out of memory for the filter gradient");
       j.parts = ps->data;
-      sg_parallel_for(j.items, j.grain, filter_grad_range, &j);
+      sg_parallel_for(items, j.grain, shifted ? shifted_filter_grad_range : filter_grad_range, &j);
       sg__sum_parts(j.be, sg__f32(gf), j.parts, n_parts, size);
       sg__storage_release(ps);
     }

@@ -12,5 +12,10 @@
 #define GEMM_KC 256
 #define GEMM_MC 1200
 #define GEMM_NC 512
+/* A convolution's products read A unpacked, a row stride apart: 6 rows x 64 columns (24
+   accumulators, 4 B vectors) needs 6 row addresses and 10 loads per 24 FMAs, where the 12 x 32
+   tile needs 12 and 14 (measured 3-13% faster on a 3x3, 64-channel convolution). */
+#define GEMM_TAPS_MR 6
+#define GEMM_TAPS_NV 4
 
 #include "kernels_avx2/simd_gemm.inc"

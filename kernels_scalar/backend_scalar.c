@@ -31,6 +31,7 @@ const sg_backend sg_backend_scalar = {
     .softmax_cross_entropy = sg_f32_softmax_cross_entropy__scalar,
     .softmax_cross_entropy_backward = sg_f32_softmax_cross_entropy_backward__scalar,
     .gemm = sg_f32_gemm__scalar,
+    .gemm_taps = sg_f32_gemm_taps__scalar,
     .transpose = sg_f32_transpose__scalar,
     .scatter_add = sg_f32_scatter_add__scalar,
     .im2col = sg_f32_im2col__scalar,

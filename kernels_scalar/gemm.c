@@ -46,3 +46,19 @@ void sg_f32_gemm__scalar(size_t m, size_t n, size_t k, const float *a, size_t ld
     }
   }
 }
+
+/* i-t-p-j like the gemm above: the inner loop streams a row of B_t into a row of C. */
+void sg_f32_gemm_taps__scalar(size_t m, size_t n, size_t k, size_t taps, const float *const *a,
+                              size_t lda, bool trans_a, const float *const *b, size_t ldb,
+                              float beta, float *c, size_t ldc) {
+  scale_rows(m, n, beta, c, ldc);
+  for (size_t i = 0; i < m; i++) {
+    float *ci = c + i * ldc;
+    for (size_t t = 0; t < taps; t++)
+      for (size_t p = 0; p < k; p++) {
+        float aip = trans_a ? a[t][p * lda + i] : a[t][i * lda + p];
+        const float *bp = b[t] + p * ldb;
+        for (size_t j = 0; j < n; j++) ci[j] += aip * bp[j];
+      }
+  }
+}

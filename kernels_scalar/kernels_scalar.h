@@ -59,6 +59,9 @@ void sg_f32_softmax_cross_entropy_backward__scalar(const float *dloss, const flo
 void sg_f32_gemm__scalar(size_t m, size_t n, size_t k, const float *a, size_t lda, bool trans_a,
                          const float *b, size_t ldb, bool trans_b, float beta, float *c,
                          size_t ldc);
+void sg_f32_gemm_taps__scalar(size_t m, size_t n, size_t k, size_t taps, const float *const *a,
+                              size_t lda, bool trans_a, const float *const *b, size_t ldb,
+                              float beta, float *c, size_t ldc);
 void sg_f32_transpose__scalar(const float *x, const int64_t *shape, const int *perm, int rank,
                               float *y);
 void sg_f32_scatter_add__scalar(const float *dy, const int32_t *idx, size_t outer, size_t n_idx,

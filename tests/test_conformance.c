@@ -156,6 +156,8 @@ static const tol k_tol[] = {
     EXACT("softmax_cross_entropy_backward:dlabels", -10, 10),
     /* ---- gemm: |diff| <= 2 (k + 2) eps (sum_p |a_ip b_pj| + |beta c_ij|) ---- */
     {"gemm", -2, 2, 0, 0, 0, 0, 0, false, 0, NULL},
+    /* ---- gemm_taps: the same bound over taps * k products ---- */
+    {"gemm_taps", -2, 2, 0, 0, 0, 0, 0, false, 0, NULL},
     EXACT("transpose", -10, 10),
     EXACT("scatter_add", -8, 8),          /* dyadic values: any summation order is exact */
     /* Depthwise: the SIMD kernels add the products in the scalar kernel's order, unfused */
@@ -1492,6 +1494,90 @@ static void gemm_family(void) {
         }
 }
 
+/* One gemm_taps case, laid out as a convolution row: A_t starts t rows into one A (the taps
+   overlap, as a row's shifted pixels do; op(A_t) is m x k, stored k x m when ta), B_t is the
+   t-th k x n block of one B. Rows of A and B are padded with NaN (a kernel reading past them
+   poisons C, or the canary catches it). */
+static void gemm_taps_case(size_t m, size_t n, size_t k, size_t taps, bool ta, float beta,
+                           size_t off) {
+  const sg_backend *ref = ref_backend();
+  const tol *t = tol_for("gemm_taps");
+  size_t ar = ta ? k : m, ac = ta ? m : k; /* A_t as stored */
+  size_t lda = ac + 3, ldb = n + 2, ldc = n + 1;
+  size_t na = (ar + taps) * lda, nb = (taps * k > 0 ? taps * k : 1) * ldb, nc = m * ldc;
+  seed(case_seed("gemm_taps", m * 1000003u + n * 1009u + k, taps * 2 + ta, off));
+  float *a = fnew(na), *b = fnew(nb), *c0 = fnew(nc), *want = fnew(nc);
+  for (size_t i = 0; i < na; i++) a[i] = i % lda < ac ? uniform(t->lo, t->hi) : NAN;
+  for (size_t i = 0; i < nb; i++) b[i] = i % ldb < n ? uniform(t->lo, t->hi) : NAN;
+  for (size_t i = 0; i < nc; i++)
+    c0[i] = i % ldc < n ? (beta == 0 ? NAN : uniform(-4, 4)) : from_bits(0x7fa5a5a5u);
+  const float *ra[16], *rb[16];
+  for (size_t q = 0; q < taps; q++) ra[q] = a + q * lda, rb[q] = b + q * k * ldb;
+  memcpy(want, c0, nc * sizeof *want);
+  ref->gemm_taps(m, n, k, taps, ra, lda, ta, rb, ldb, beta, want, ldc);
+  double *scale = calloc(nc ? nc : 1, sizeof *scale);
+  for (size_t i = 0; i < m; i++)
+    for (size_t j = 0; j < n; j++) {
+      double sum = beta != 0 ? fabs(c0[i * ldc + j]) : 0;
+      for (size_t q = 0; q < taps; q++)
+        for (size_t p = 0; p < k; p++)
+          sum += fabs((ta ? ra[q][p * lda + i] : ra[q][i * lda + p]) * rb[q][p * ldb + j]);
+      scale[i * ldc + j] = sum;
+    }
+  tol tg = *t;
+  tg.abs = 2.0 * ((double)(taps * k) + 2);
+  FOR_EACH_BACKEND(be) {
+    cctx c;
+    ctx_init(&c, be, "gemm_taps", NULL, "m=%zu n=%zu k=%zu taps=%zu ta=%d beta=%g off=%zu", m, n, k,
+             taps, ta, beta, off);
+    gbuf ga = gb_floats(a, na, off_of(off, 0)), gb = gb_floats(b, nb, off_of(off, 1));
+    gbuf gc = gb_floats(c0, nc, off_of(off, 2));
+    const float *pa[16], *pb[16];
+    for (size_t q = 0; q < taps; q++) pa[q] = gf(&ga) + q * lda, pb[q] = gf(&gb) + q * k * ldb;
+    be->gemm_taps(m, n, k, taps, pa, lda, ta, pb, ldb, beta, gf(&gc), ldc);
+    check_unchanged(&c, &ga, a, "A");
+    check_unchanged(&c, &gb, b, "B");
+    check_guards(&c, &gc, "C");
+    const float *got = gf(&gc);
+    for (size_t i = 0; i < m; i++) {
+      if (memcmp(got + i * ldc + n, c0 + i * ldc + n, sizeof(float)) != 0)
+        failure(&c, "wrote C's padding in row %zu", i);
+      for (size_t j = 0; j < n; j++) {
+        size_t at = i * ldc + j;
+        if (!agrees(got[at], want[at], &tg, 1, scale[at], 1)) {
+          failure(&c, "C[%zu,%zu] got %.9g want %.9g (bound %.3g)", i, j, got[at], want[at],
+                  tg.abs * FLT_EPSILON * scale[at]);
+          i = m;
+          break;
+        }
+      }
+    }
+    gb_free(&ga);
+    gb_free(&gb);
+    gb_free(&gc);
+  }
+  free(a);
+  free(b);
+  free(c0);
+  free(want);
+  free(scale);
+}
+
+static void gemm_taps_family(void) {
+  /* m around the row tiles (4 to 12), n around the strips (8 to 64 wide) and the vectors */
+  static const size_t ms[] = {0, 1, 7, 12, 13, 17, 33}, ns[] = {1, 7, 15, 16, 17, 31, 33, 64, 65};
+  static const size_t ks[] = {0, 1, 16, 63}, taps[] = {0, 1, 3, 9};
+  size_t off = 0;
+  for (size_t im = 0; im < COUNT(ms); im++)
+    for (size_t in = 0; in < COUNT(ns); in++)
+      for (size_t ik = 0; ik < COUNT(ks); ik++)
+        for (int ta = 0; ta < 2; ta++) {
+          size_t q = (im + in + ik + (size_t)ta) % COUNT(taps);
+          gemm_taps_case(ms[im], ns[in], ks[ik], taps[q], ta, (im + ik) % 2 ? 1.0f : 0.0f,
+                         off++ % 16);
+        }
+}
+
 /* ==== transpose and scatter_add ============================================================= */
 
 static void transpose_case(int rank, const int64_t *shape, const int *perm, size_t off) {
@@ -1862,6 +1948,11 @@ Test(conformance, softmax_cross_entropy) {
 Test(conformance, gemm) {
   gemm_family();
   finish("gemm");
+}
+
+Test(conformance, gemm_taps) {
+  gemm_taps_family();
+  finish("gemm_taps");
 }
 
 Test(conformance, transpose_and_scatter_add) {

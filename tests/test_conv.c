@@ -139,7 +139,9 @@ static const geom k_geoms[] = {
     {1, 10, 9, 17, 3, 3, 16, {1, 2}, {2, 1}, SG_PADDING_SAME, {0}},
     {2, 7, 8, 16, 3, 2, 17, {1, 1}, {1, 1}, SG_PADDING_EXPLICIT, {2, 1, 0, 3}},
     {1, 9, 9, 20, 3, 3, 16, {2, 3}, {1, 1}, SG_PADDING_VALID, {0}},
-    {1, 5, 6, 300, 3, 3, 290, {1, 1}, {1, 1}, SG_PADDING_SAME, {0}}, /* k and n cut in parts */
+    {1, 5, 6, 300, 3, 3, 290, {1, 1}, {1, 1}, SG_PADDING_SAME, {0}}, /* k past KC, n ragged */
+    /* 81 taps: summed in two groups (MAX_TAPS), stride 2 makes two column classes of dx */
+    {1, 12, 13, 16, 9, 9, 18, {1, 2}, {1, 1}, SG_PADDING_SAME, {0}},
 };
 
 static void check_against_reference(bool dw) {

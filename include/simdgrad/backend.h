@@ -213,6 +213,16 @@ typedef struct sg_backend {
      dA = dC op(B)^T, dB = op(A)^T dC. */
   void (*gemm)(size_t m, size_t n, size_t k, const float *a, size_t lda, bool trans_a,
                const float *b, size_t ldb, bool trans_b, float beta, float *c, size_t ldc);
+  /* C = sum over t < taps of op(A_t) B_t + beta * C, C m x n (row stride ldc), op(A_t) m x k
+     (A_t = a[t], row stride lda, stored k x m when trans_a), B_t = b[t] k x n (row stride ldb).
+     A convolution's shifted products summed in one pass, C written once however many taps:
+     the forward sums each filter tap's [in_c, out_c] slice times the input pixels it meets; the
+     filter gradient sums, for one tap, the input pixels (transposed) times dy over many rows.
+     beta == 0 ignores C's old contents; taps == 0 gives beta * C. The products add up over t,
+     then k, in order. */
+  void (*gemm_taps)(size_t m, size_t n, size_t k, size_t taps, const float *const *a, size_t lda,
+                    bool trans_a, const float *const *b, size_t ldb, float beta, float *c,
+                    size_t ldc);
 
   /* y = x permuted: y's axis i is x's axis perm[i]; shape is x's shape; 4-byte elements (f32
      or i32 bits). rank <= 8. The backward of a transpose is a transpose by the inverse perm. */
