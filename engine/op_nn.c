@@ -60,16 +60,11 @@ static sg_status softmax_grad(const sg_node *node, sg_tensor *dy, const bool *ne
 
 static sg_tensor *softmax_op(bool log_form, sg_tensor *x, int axis) {
   const char *name = log_form ? "log_softmax" : "softmax";
-  char buf[SG_SHAPE_STR_MAX];
   sg_op op;
   if (!sg__op_begin(&op, name)) return NULL;
-  if (!sg__check_f32(x, name, "x")) return sg__op_fail(&op);
-  int a = axis < 0 ? axis + x->rank : axis;
-  if (a < 0 || a >= x->rank) {
-    sg__error(SG_ERR_ARG, name, "axis %d is out of range for x of shape %s", axis,
-              sg__shape_str(x->shape, x->rank, buf, sizeof buf));
+  int a;
+  if (!sg__check_f32(x, name, "x") || !sg__norm_axis(axis, x, name, "x", &a))
     return sg__op_fail(&op);
-  }
   sg_tensor *y = sg__new(SG_F32, x->shape, x->rank);
   if (!y) return sg__op_fail(&op);
   const sg_backend *be = sg__backend();
