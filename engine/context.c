@@ -152,10 +152,12 @@ bool sg__check_shape(const int64_t *shape, int rank, const char *op, int64_t *nu
   return true;
 }
 
-bool sg__norm_axis(int axis, int rank, const char *op, int *out) {
-  int a = axis < 0 ? axis + rank : axis;
-  if (a < 0 || a >= rank) {
-    sg__error(SG_ERR_ARG, op, "axis %d is out of range for rank %d", axis, rank);
+bool sg__norm_axis(int axis, const sg_tensor *t, const char *op, const char *arg, int *out) {
+  int a = axis < 0 ? axis + t->rank : axis;
+  if (a < 0 || a >= t->rank) {
+    char buf[SG_SHAPE_STR_MAX];
+    sg__error(SG_ERR_ARG, op, "axis %d is out of range for %s of shape %s", axis, arg,
+              sg__shape_str(t->shape, t->rank, buf, sizeof buf));
     return false;
   }
   *out = a;

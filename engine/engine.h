@@ -71,8 +71,9 @@ bool sg__check_f32(const sg_tensor *t, const char *op, const char *arg);
 /* Validates a user shape (rank range, non-negative dims, no overflow of the element count or
    byte size); on success writes the element count. */
 bool sg__check_shape(const int64_t *shape, int rank, const char *op, int64_t *numel);
-/* Normalises axis (negative counts from the end) into [0, rank); false + error if out of range. */
-bool sg__norm_axis(int axis, int rank, const char *op, int *out);
+/* Normalises an axis of t (negative counts from the end) into [0, t's rank); false + an error
+   naming arg and its shape if out of range. */
+bool sg__norm_axis(int axis, const sg_tensor *t, const char *op, const char *arg, int *out);
 
 /* ---- Tensors --------------------------------------------------------------------------------- */
 

@@ -80,7 +80,7 @@ sg_tensor *sg_gather(sg_tensor *x, sg_tensor *indices, int axis) {
   sg_op op;
   int ax;
   if (!sg__op_begin(&op, "gather") || !sg__check(x, "gather", "x") ||
-      !check_indices(indices, "gather") || !sg__norm_axis(axis, x->rank, "gather", &ax))
+      !check_indices(indices, "gather") || !sg__norm_axis(axis, x, "gather", "x", &ax))
     return sg__op_fail(&op);
   char xs[SG_SHAPE_STR_MAX], is[SG_SHAPE_STR_MAX];
   sg__shape_str(x->shape, x->rank, xs, sizeof xs);

@@ -37,6 +37,15 @@ static void sm_backward(int64_t lo, int64_t hi, void *arg) {
   j->bwd(j->dy + off, j->x + off, (size_t)(hi - lo), (size_t)j->r, (size_t)j->inner, j->y + off);
 }
 
+/* Runs fn over a tensor of shape/rank viewed as [outer, r, inner] around axis a: r and inner go
+   into j, and the outer rows are split into chunks. */
+static void sm_run(sm_job *j, const int64_t *shape, int rank, int a, sg_range_fn fn) {
+  j->r = shape[a];
+  j->inner = prod(shape, a + 1, rank);
+  int64_t row = j->r * j->inner;
+  if (row > 0) sg_parallel_for(prod(shape, 0, a), rows_grain(row), fn, j);
+}
+
 /* iparam[0]: the normalised axis, iparam[1]: 1 for log_softmax. Saved: y. */
 static sg_status softmax_grad(const sg_node *node, sg_tensor *dy, const bool *need,
                               sg_tensor **dx) {
@@ -49,37 +58,24 @@ static sg_status softmax_grad(const sg_node *node, sg_tensor *dy, const bool *ne
   sm_job j = {.bwd = node->iparam[1] ? be->log_softmax_backward : be->softmax_backward,
               .x = sg__f32(node->saved[0]),
               .dy = sg__f32(dy),
-              .y = sg__f32(g),
-              .r = in->shape[a],
-              .inner = prod(in->shape, a + 1, in->rank)};
-  int64_t row = j.r * j.inner;
-  if (row > 0) sg_parallel_for(prod(in->shape, 0, a), rows_grain(row), sm_backward, &j);
+              .y = sg__f32(g)};
+  sm_run(&j, in->shape, in->rank, a, sm_backward);
   dx[0] = g;
   return SG_OK;
 }
 
 static sg_tensor *softmax_op(bool log_form, sg_tensor *x, int axis) {
   const char *name = log_form ? "log_softmax" : "softmax";
-  char buf[SG_SHAPE_STR_MAX];
   sg_op op;
   if (!sg__op_begin(&op, name)) return NULL;
-  if (!sg__check_f32(x, name, "x")) return sg__op_fail(&op);
-  int a = axis < 0 ? axis + x->rank : axis;
-  if (a < 0 || a >= x->rank) {
-    sg__error(SG_ERR_ARG, name, "axis %d is out of range for x of shape %s", axis,
-              sg__shape_str(x->shape, x->rank, buf, sizeof buf));
+  int a;
+  if (!sg__check_f32(x, name, "x") || !sg__norm_axis(axis, x, name, "x", &a))
     return sg__op_fail(&op);
-  }
   sg_tensor *y = sg__new(SG_F32, x->shape, x->rank);
   if (!y) return sg__op_fail(&op);
   const sg_backend *be = sg__backend();
-  sm_job j = {.fwd = log_form ? be->log_softmax : be->softmax,
-              .x = sg__f32(x),
-              .y = sg__f32(y),
-              .r = x->shape[a],
-              .inner = prod(x->shape, a + 1, x->rank)};
-  int64_t row = j.r * j.inner;
-  if (row > 0) sg_parallel_for(prod(x->shape, 0, a), rows_grain(row), sm_forward, &j);
+  sm_job j = {.fwd = log_form ? be->log_softmax : be->softmax, .x = sg__f32(x), .y = sg__f32(y)};
+  sm_run(&j, x->shape, x->rank, a, sm_forward);
   sg_node *node = sg__record(&op, softmax_grad, &x, 1, y);
   if (op.record) {
     if (!node) {

@@ -4,7 +4,6 @@
  * per-channel sums are taken per chunk (chunks fixed by the shape) and added in chunk order,
  * so the gradients do not depend on the thread count. */
 #include <math.h>
-#include <stdlib.h>
 #include <string.h>
 
 #include "engine.h"
@@ -60,34 +59,42 @@ static void coefficients(const float *mean, const float *var, const float *offse
   }
 }
 
+/* Scratch floats from the engine's storage cache; NULL with the error set. */
+static sg_storage *scratch(int64_t floats) {
+  sg_storage *s = sg__storage_new((size_t)floats * sizeof(float));
+  if (!s) sg__error(SG_ERR_OOM, "batch_norm", "out of memory");
+  return s;
+}
+
 /* Inputs x, mean, variance, offset, scale; saved the same but offset; fparam[0]: epsilon. */
 static sg_status bn_grad(const sg_node *node, sg_tensor *dy, const bool *need, sg_tensor **dx) {
   const sg_tensor *x = node->saved[0], *mean = node->saved[1], *var = node->saved[2],
                   *scale = node->saved[3];
   int64_t c = x->shape[x->rank - 1], rows = c ? x->numel / c : 0;
-  float *ab = malloc((size_t)(3 * c + 1) * sizeof(float));
-  if (!ab) return sg__error(SG_ERR_OOM, "batch_norm", "out of memory");
+  int64_t grain = sg__grain_for((double)c, BN_GRAIN);
+  int64_t n_parts = rows > 0 ? sg__ceil_div(rows, grain) : 0;
+  /* One block: the coefficients a, b, r [3C], then each chunk's sums [2C]. */
+  sg_storage *work = scratch(3 * c + n_parts * 2 * c);
+  if (!work) return sg_last_status();
+  float *ab = work->data;
   coefficients(sg__f32(mean), sg__f32(var), NULL, sg__f32(scale), c, node->fparam[0], ab);
   bn_job j = {.be = sg__backend(),
               .x = sg__f32(x),
               .dy = sg__f32(dy),
               .a = ab,
               .mean = sg__f32(mean),
+              .sums = ab + 3 * c,
               .c = c,
-              .grain = sg__grain_for((double)c, BN_GRAIN)};
-  sg_status st = SG_OK;
+              .grain = grain};
+  sg_status status = SG_OK;
   if (need[0]) {
     dx[0] = sg__new(SG_F32, x->shape, x->rank);
-    if (!dx[0]) goto fail;
+    if (!dx[0]) {
+      status = sg_last_status();
+      goto done;
+    }
     j.dx = sg__f32(dx[0]);
   }
-  int64_t n_parts = rows > 0 ? (rows + j.grain - 1) / j.grain : 0;
-  sg_storage *ps = sg__storage_new((size_t)(n_parts * 2 * c + 1) * sizeof(float));
-  if (!ps) {
-    sg__error(SG_ERR_OOM, "batch_norm", "out of memory");
-    goto fail;
-  }
-  j.sums = ps->data;
   if (rows > 0 && c > 0) sg_parallel_for(rows, j.grain, backward_range, &j);
   /* Per-channel totals in double, in chunk order. */
   for (int k = 1; k < 5; k++) {
@@ -95,8 +102,8 @@ static sg_status bn_grad(const sg_node *node, sg_tensor *dy, const bool *need, s
     const sg_node_input *in = &node->inputs[k];
     dx[k] = sg__new(SG_F32, in->shape, in->rank);
     if (!dx[k]) {
-      sg__storage_release(ps);
-      goto fail;
+      status = sg_last_status();
+      goto done;
     }
   }
   const float *s = sg__f32(scale), *v = sg__f32(var);
@@ -113,13 +120,9 @@ static sg_status bn_grad(const sg_node *node, sg_tensor *dy, const bool *need, s
     if (need[3]) sg__f32(dx[3])[i] = (float)sdy;
     if (need[4]) sg__f32(dx[4])[i] = (float)(sdxc * r);
   }
-  sg__storage_release(ps);
-  free(ab);
-  return SG_OK;
-fail:
-  st = sg_last_status();
-  free(ab);
-  return st;
+done:
+  sg__storage_release(work);
+  return status;
 }
 
 sg_tensor *sg_batch_norm(sg_tensor *x, sg_tensor *mean, sg_tensor *variance, sg_tensor *offset,
@@ -146,18 +149,18 @@ sg_tensor *sg_batch_norm(sg_tensor *x, sg_tensor *mean, sg_tensor *variance, sg_
     return sg__op_fail(&op);
   }
   int64_t c = x->shape[x->rank - 1], rows = c ? x->numel / c : 0;
-  float *ab = malloc((size_t)(3 * c + 1) * sizeof(float));
-  sg_tensor *y = ab ? sg__new(SG_F32, x->shape, x->rank) : NULL;
+  sg_storage *work = scratch(3 * c); /* a, b, r */
+  sg_tensor *y = work ? sg__new(SG_F32, x->shape, x->rank) : NULL;
   if (!y) {
-    if (!ab) sg__error(SG_ERR_OOM, name, "out of memory");
-    free(ab);
+    sg__storage_release(work);
     return sg__op_fail(&op);
   }
+  float *ab = work->data;
   coefficients(sg__f32(mean), sg__f32(variance), sg__f32(offset), sg__f32(scale), c, epsilon, ab);
   bn_job j = {.be = sg__backend(), .x = sg__f32(x), .a = ab, .b = ab + c, .y = sg__f32(y), .c = c};
   if (rows > 0 && c > 0)
     sg_parallel_for(rows, sg__grain_for((double)c, BN_GRAIN), forward_range, &j);
-  free(ab);
+  sg__storage_release(work);
   sg_tensor *inputs[5] = {x, mean, variance, offset, scale};
   sg_node *node = sg__record(&op, bn_grad, inputs, 5, y);
   if (op.record) {

@@ -109,12 +109,8 @@ static bool axes_mask(const sg_tensor *x, const int *axes, int n_axes, const cha
   }
   *mask = 0;
   for (int i = 0; i < n_axes; i++) {
-    int a = axes[i] < 0 ? axes[i] + x->rank : axes[i];
-    if (a < 0 || a >= x->rank) {
-      sg__error(SG_ERR_ARG, name, "axis %d is out of range for x of shape %s", axes[i],
-                sg__shape_str(x->shape, x->rank, buf, sizeof buf));
-      return false;
-    }
+    int a;
+    if (!sg__norm_axis(axes[i], x, name, "x", &a)) return false;
     if ((*mask >> a) & 1u) {
       sg__error(SG_ERR_ARG, name, "axis %d appears twice in axes (x has shape %s)", axes[i],
                 sg__shape_str(x->shape, x->rank, buf, sizeof buf));
@@ -439,13 +435,9 @@ static sg_tensor *arg_op(bool is_max, sg_tensor *x, int axis) {
   char buf[SG_SHAPE_STR_MAX];
   sg_op op;
   if (!sg__op_begin(&op, name)) return NULL;
-  if (!sg__check_f32(x, name, "x")) return sg__op_fail(&op);
-  int a = axis < 0 ? axis + x->rank : axis;
-  if (a < 0 || a >= x->rank) {
-    sg__error(SG_ERR_ARG, name, "axis %d is out of range for x of shape %s", axis,
-              sg__shape_str(x->shape, x->rank, buf, sizeof buf));
+  int a;
+  if (!sg__check_f32(x, name, "x") || !sg__norm_axis(axis, x, name, "x", &a))
     return sg__op_fail(&op);
-  }
   int64_t r = x->shape[a];
   if (r == 0 || r > INT32_MAX) {
     sg__error(SG_ERR_SHAPE, name, "axis %d of x (shape %s) has %lld elements; need 1 to %d", axis,

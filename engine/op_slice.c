@@ -224,7 +224,7 @@ sg_tensor *sg_concat(sg_tensor *const *xs, int n, int axis) {
   }
   const sg_tensor *x0 = xs[0];
   int ax;
-  if (!sg__norm_axis(axis, x0->rank, "concat", &ax)) return sg__op_fail(&op);
+  if (!sg__norm_axis(axis, x0, "concat", "xs[0]", &ax)) return sg__op_fail(&op);
   sg__shape_str(x0->shape, x0->rank, s0, sizeof s0);
   int64_t shape[SG_MAX_RANK];
   for (int d = 0; d < x0->rank; d++) shape[d] = x0->shape[d];

@@ -64,8 +64,11 @@ void sg_f32_depthwise_conv2d__scalar(const sg_window2d *g, const float *x, const
     }
 }
 
-void sg_f32_depthwise_conv2d_backward_input__scalar(const sg_window2d *g, const float *dy,
-                                                    const float *f, float *dx) {
+/* Both backward passes walk the same taps: for each output pixel and each of its taps inside
+   the image, with f and dx given, dx gets the tap's products of dy and the filter summed over
+   the multiplier; with x and df given, df gets x times dy. */
+static void depthwise_backward(const sg_window2d *g, const float *dy, const float *f, float *dx,
+                               const float *x, float *df) {
   const size_t c = g->in_c, m = g->multiplier, oc = g->out_c;
   for (size_t oh = 0; oh < g->out_h; oh++)
     for (size_t ow = 0; ow < g->out_w; ow++) {
@@ -76,35 +79,27 @@ void sg_f32_depthwise_conv2d_backward_input__scalar(const sg_window2d *g, const 
         for (size_t j = 0; j < g->k_w; j++) {
           ptrdiff_t iw = sg_window_tap(ow, j, g->stride_w, g->pad_left, g->dilation_w, g->in_w);
           if (iw < 0) continue;
-          float *d = dx + ((size_t)ih * g->in_w + (size_t)iw) * c;
-          const float *w = f + (i * g->k_w + j) * oc;
+          size_t in = ((size_t)ih * g->in_w + (size_t)iw) * c, tap = (i * g->k_w + j) * oc;
           for (size_t ch = 0; ch < c; ch++) {
-            float s = 0.0f;
-            for (size_t q = 0; q < m; q++) s += e[ch * m + q] * w[ch * m + q];
-            d[ch] += s;
+            if (dx) {
+              float s = 0.0f;
+              for (size_t q = 0; q < m; q++) s += e[ch * m + q] * f[tap + ch * m + q];
+              dx[in + ch] += s;
+            } else {
+              for (size_t q = 0; q < m; q++) df[tap + ch * m + q] += x[in + ch] * e[ch * m + q];
+            }
           }
         }
       }
     }
 }
 
+void sg_f32_depthwise_conv2d_backward_input__scalar(const sg_window2d *g, const float *dy,
+                                                    const float *f, float *dx) {
+  depthwise_backward(g, dy, f, dx, NULL, NULL);
+}
+
 void sg_f32_depthwise_conv2d_backward_filter__scalar(const sg_window2d *g, const float *dy,
                                                      const float *x, float *df) {
-  const size_t c = g->in_c, m = g->multiplier, oc = g->out_c;
-  for (size_t oh = 0; oh < g->out_h; oh++)
-    for (size_t ow = 0; ow < g->out_w; ow++) {
-      const float *e = dy + (oh * g->out_w + ow) * oc;
-      for (size_t i = 0; i < g->k_h; i++) {
-        ptrdiff_t ih = sg_window_tap(oh, i, g->stride_h, g->pad_top, g->dilation_h, g->in_h);
-        if (ih < 0) continue;
-        for (size_t j = 0; j < g->k_w; j++) {
-          ptrdiff_t iw = sg_window_tap(ow, j, g->stride_w, g->pad_left, g->dilation_w, g->in_w);
-          if (iw < 0) continue;
-          const float *s = x + ((size_t)ih * g->in_w + (size_t)iw) * c;
-          float *w = df + (i * g->k_w + j) * oc;
-          for (size_t ch = 0; ch < c; ch++)
-            for (size_t q = 0; q < m; q++) w[ch * m + q] += s[ch] * e[ch * m + q];
-        }
-      }
-    }
+  depthwise_backward(g, dy, NULL, NULL, x, df);
 }

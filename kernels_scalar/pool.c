@@ -9,18 +9,14 @@
 static void pool_rows(const sg_window2d *g, const float *x, size_t oh0, size_t oh1, float *y,
                       bool is_max) {
   const size_t c = g->in_c;
-  for (size_t oh = oh0; oh < oh1; oh++) {
-    size_t i0, i1;
-    sg_window_tap_range(oh, g->stride_h, g->pad_top, g->k_h, g->in_h, &i0, &i1);
+  for (size_t oh = oh0; oh < oh1; oh++)
     for (size_t ow = 0; ow < g->out_w; ow++) {
-      size_t j0, j1;
-      sg_window_tap_range(ow, g->stride_w, g->pad_left, g->k_w, g->in_w, &j0, &j1);
+      const sg_pool_window w = sg_pool_window_at(g, oh, ow);
       float *d = y + (oh * g->out_w + ow) * c;
       for (size_t k = 0; k < c; k++) d[k] = is_max ? -INFINITY : 0.0f;
-      for (size_t i = i0; i < i1; i++)
-        for (size_t j = j0; j < j1; j++) {
-          size_t ih = oh * g->stride_h + i - g->pad_top, iw = ow * g->stride_w + j - g->pad_left;
-          const float *s = x + (ih * g->in_w + iw) * c;
+      for (size_t i = w.i0; i < w.i1; i++)
+        for (size_t j = w.j0; j < w.j1; j++) {
+          const float *s = x + sg_pool_tap(g, &w, i, j);
           for (size_t k = 0; k < c; k++) {
             if (!is_max)
               d[k] += s[k];
@@ -28,12 +24,12 @@ static void pool_rows(const sg_window2d *g, const float *x, size_t oh0, size_t o
               d[k] = isnan(d[k]) ? d[k] : s[k]; /* the first NaN wins */
           }
         }
-      if (!is_max && (i1 - i0) * (j1 - j0) > 0) {
-        float inv = 1.0f / (float)((i1 - i0) * (j1 - j0));
+      size_t count = (w.i1 - w.i0) * (w.j1 - w.j0);
+      if (!is_max && count > 0) {
+        float inv = 1.0f / (float)count;
         for (size_t k = 0; k < c; k++) d[k] *= inv;
       }
     }
-  }
 }
 
 void sg_f32_max_pool__scalar(const sg_window2d *g, const float *x, size_t oh0, size_t oh1,
@@ -49,20 +45,16 @@ void sg_f32_avg_pool__scalar(const sg_window2d *g, const float *x, size_t oh0, s
 void sg_f32_max_pool_backward__scalar(const sg_window2d *g, const float *dy, const float *x,
                                       const float *y, float *dx) {
   const size_t c = g->in_c;
-  for (size_t oh = 0; oh < g->out_h; oh++) {
-    size_t i0, i1;
-    sg_window_tap_range(oh, g->stride_h, g->pad_top, g->k_h, g->in_h, &i0, &i1);
+  for (size_t oh = 0; oh < g->out_h; oh++)
     for (size_t ow = 0; ow < g->out_w; ow++) {
-      size_t j0, j1;
-      sg_window_tap_range(ow, g->stride_w, g->pad_left, g->k_w, g->in_w, &j0, &j1);
+      const sg_pool_window w = sg_pool_window_at(g, oh, ow);
       size_t at = (oh * g->out_w + ow) * c;
       for (size_t k = 0; k < c; k++) {
         float m = y[at + k];
         bool done = false;
-        for (size_t i = i0; i < i1 && !done; i++)
-          for (size_t j = j0; j < j1 && !done; j++) {
-            size_t ih = oh * g->stride_h + i - g->pad_top, iw = ow * g->stride_w + j - g->pad_left;
-            size_t xi = (ih * g->in_w + iw) * c + k;
+        for (size_t i = w.i0; i < w.i1 && !done; i++)
+          for (size_t j = w.j0; j < w.j1 && !done; j++) {
+            size_t xi = sg_pool_tap(g, &w, i, j) + k;
             if (x[xi] == m || (isnan(m) && isnan(x[xi]))) {
               dx[xi] += dy[at + k];
               done = true;
@@ -70,27 +62,21 @@ void sg_f32_max_pool_backward__scalar(const sg_window2d *g, const float *dy, con
           }
       }
     }
-  }
 }
 
 void sg_f32_avg_pool_backward__scalar(const sg_window2d *g, const float *dy, float *dx) {
   const size_t c = g->in_c;
-  for (size_t oh = 0; oh < g->out_h; oh++) {
-    size_t i0, i1;
-    sg_window_tap_range(oh, g->stride_h, g->pad_top, g->k_h, g->in_h, &i0, &i1);
+  for (size_t oh = 0; oh < g->out_h; oh++)
     for (size_t ow = 0; ow < g->out_w; ow++) {
-      size_t j0, j1;
-      sg_window_tap_range(ow, g->stride_w, g->pad_left, g->k_w, g->in_w, &j0, &j1);
-      size_t count = (i1 - i0) * (j1 - j0);
+      const sg_pool_window w = sg_pool_window_at(g, oh, ow);
+      size_t count = (w.i1 - w.i0) * (w.j1 - w.j0);
       if (!count) continue;
       float inv = 1.0f / (float)count;
       const float *e = dy + (oh * g->out_w + ow) * c;
-      for (size_t i = i0; i < i1; i++)
-        for (size_t j = j0; j < j1; j++) {
-          size_t ih = oh * g->stride_h + i - g->pad_top, iw = ow * g->stride_w + j - g->pad_left;
-          float *d = dx + (ih * g->in_w + iw) * c;
+      for (size_t i = w.i0; i < w.i1; i++)
+        for (size_t j = w.j0; j < w.j1; j++) {
+          float *d = dx + sg_pool_tap(g, &w, i, j);
           for (size_t k = 0; k < c; k++) d[k] += e[k] * inv;
         }
     }
-  }
 }

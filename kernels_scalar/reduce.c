@@ -14,6 +14,7 @@
 #include <math.h>
 
 #include "kernels_scalar.h"
+#include "max_sum_exp.h"
 
 #define BLOCK 64
 
@@ -108,18 +109,7 @@ void sg_f32_reduce_logsumexp__scalar(const float *x, size_t outer, size_t r, siz
       size_t nb = min_sz(BLOCK, inner - i0);
       float m[BLOCK];
       double s[BLOCK];
-      for (size_t j = 0; j < nb; j++) {
-        m[j] = -INFINITY;
-        s[j] = 0.0;
-      }
-      for (size_t k = 0; k < r; k++)
-        for (size_t j = 0; j < nb; j++) {
-          float v = xo[k * inner + i0 + j];
-          if (v > m[j] || isnan(v)) m[j] = v;
-        }
-      for (size_t k = 0; k < r; k++)
-        for (size_t j = 0; j < nb; j++)
-          if (isfinite(m[j])) s[j] += expf(xo[k * inner + i0 + j] - m[j]);
+      sg_max_and_sum_exp(xo, r, inner, i0, nb, m, s);
       /* A non-finite max (NaN, +inf, or -inf for all -inf / empty) is the answer itself. */
       for (size_t j = 0; j < nb; j++)
         yo[i0 + j] = isfinite(m[j]) ? (float)(m[j] + log(s[j])) : m[j];

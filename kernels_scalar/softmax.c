@@ -8,27 +8,11 @@
 #include <math.h>
 
 #include "kernels_scalar.h"
+#include "max_sum_exp.h"
 
 #define BLOCK 64
 
 static size_t min_sz(size_t a, size_t b) { return a < b ? a : b; }
-
-/* Per column j of the block at column i0: m[j] = row max (NaN-propagating), s[j] =
-   sum(e^(x - m)). */
-static void max_and_sum(const float *xo, size_t r, size_t inner, size_t i0, size_t nb, float *m,
-                        double *s) {
-  for (size_t j = 0; j < nb; j++) {
-    m[j] = -INFINITY;
-    s[j] = 0.0;
-  }
-  for (size_t k = 0; k < r; k++)
-    for (size_t j = 0; j < nb; j++) {
-      float v = xo[k * inner + i0 + j];
-      if (v > m[j] || isnan(v)) m[j] = v;
-    }
-  for (size_t k = 0; k < r; k++)
-    for (size_t j = 0; j < nb; j++) s[j] += expf(xo[k * inner + i0 + j] - m[j]);
-}
 
 static void softmax_impl(const float *x, size_t outer, size_t r, size_t inner, float *y,
                          bool log_form) {
@@ -39,7 +23,7 @@ static void softmax_impl(const float *x, size_t outer, size_t r, size_t inner, f
       size_t nb = min_sz(BLOCK, inner - i0);
       float m[BLOCK];
       double s[BLOCK], ls[BLOCK];
-      max_and_sum(xo, r, inner, i0, nb, m, s);
+      sg_max_and_sum_exp(xo, r, inner, i0, nb, m, s);
       for (size_t j = 0; j < nb; j++) ls[j] = log(s[j]);
       for (size_t k = 0; k < r; k++)
         for (size_t j = 0; j < nb; j++) {
@@ -100,7 +84,7 @@ void sg_f32_softmax_cross_entropy__scalar(const float *labels, const float *logi
     float *lp = log_probs + row * classes;
     float m;
     double s;
-    max_and_sum(x, classes, 1, 0, 1, &m, &s);
+    sg_max_and_sum_exp(x, classes, 1, 0, 1, &m, &s);
     double ls = log(s), acc = 0.0;
     for (size_t c = 0; c < classes; c++) {
       lp[c] = (float)((double)(x[c] - m) - ls);

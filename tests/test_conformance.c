@@ -1479,19 +1479,34 @@ static void gemm_case(size_t m, size_t n, size_t k, bool ta, bool tb, float beta
   free(scale);
 }
 
+/* One shape, the h-th: every transpose, beta 0 and 1, the clean and the special pass, with the
+   padding and the pointer offsets varying with h. */
+static void gemm_shape(size_t m, size_t n, size_t k, size_t h) {
+  for (int tr = 0; tr < 4; tr++)
+    for (int bi = 0; bi < 2; bi++)
+      for (int p = 0; p < 2; p++) {
+        size_t off = (h + (size_t)tr * 3 + (size_t)p) % 16, pad = (h + (size_t)tr) % 2 ? 3 : 0;
+        gemm_case(m, n, k, tr & 1, tr >> 1, bi ? 1.0f : 0.0f, pad, off, p);
+      }
+}
+
 static void gemm_family(void) {
-  /* m, n, k: empty, one element, around the register tile, past KC (256), MC and NC (1024). */
-  static const size_t shapes[][3] = {{0, 4, 3},    {4, 0, 3},     {4, 3, 0},    {1, 1, 1},
-                                     {1, 17, 1},   {7, 15, 16},   {16, 16, 16}, {17, 31, 33},
-                                     {33, 65, 63}, {65, 17, 300}, {130, 9, 5},  {3, 1100, 9}};
-  for (size_t h = 0; h < COUNT(shapes); h++)
-    for (int tr = 0; tr < 4; tr++)
-      for (int bi = 0; bi < 2; bi++)
-        for (int p = 0; p < 2; p++) {
-          size_t off = (h + (size_t)tr * 3 + (size_t)p) % 16, pad = (h + (size_t)tr) % 2 ? 3 : 0;
-          gemm_case(shapes[h][0], shapes[h][1], shapes[h][2], tr & 1, tr >> 1, bi ? 1.0f : 0.0f,
-                    pad, off, p);
-        }
+  /* m, n, k: empty, one element, around the register tile; past one k slice (KC 256) and past
+     it twice; past the row blocks (MC 240 on NEON, 1200 on x86) and the column blocks (NC 512 on
+     x86, also twice, 2048 on NEON). */
+  static const size_t shapes[][3] = {{0, 4, 3},     {4, 0, 3},      {4, 3, 0},     {1, 1, 1},
+                                     {1, 17, 1},    {7, 15, 16},    {16, 16, 16},  {17, 31, 33},
+                                     {33, 65, 63},  {65, 17, 300},  {130, 9, 5},   {3, 1100, 9},
+                                     {13, 33, 513}, {2, 3, 1500},   {1201, 17, 9}, {1201, 1, 1},
+                                     {7, 513, 300}, {20, 1025, 33}, {3, 2049, 5}};
+  size_t h = 0;
+  for (; h < COUNT(shapes); h++) gemm_shape(shapes[h][0], shapes[h][1], shapes[h][2], h);
+  /* The register tiles' edges: every row count around their heights (MR 6 and 12) with every
+     column count around their widths (NR 8, 16 and 32), with k around one k slice. */
+  static const size_t ms[] = {1, 5, 6, 7, 11, 12, 13, 25}, ns[] = {1, 15, 16, 17, 31, 32, 33, 65};
+  static const size_t ks[] = {1, 255, 256, 257};
+  for (size_t mi = 0; mi < COUNT(ms); mi++)
+    for (size_t ni = 0; ni < COUNT(ns); ni++, h++) gemm_shape(ms[mi], ns[ni], ks[(mi + ni) % 4], h);
 }
 
 /* One gemm_taps case, laid out as a convolution row: A_t starts t rows into one A (the taps

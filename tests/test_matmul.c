@@ -383,64 +383,6 @@ Test(matmul, gemm_every_backend_matches_scalar) {
   }
 }
 
-/* gemm of `be` on one m x n x k problem against the scalar kernel: every transpose, beta 0
-   (over NaN) and 1, operands one float off alignment with padded rows, padding of C untouched. */
-static void gemm_case(const sg_backend *be, size_t m, size_t n, size_t k, uint32_t seed) {
-  const sg_backend *ref = sg_backend_get("scalar");
-  size_t asz = (m + 3) * (k + 3) + 1, bsz = (k + 2) * (n + 2) + 1, csz = m * (n + 5) + 2;
-  float *a0 = malloc(asz * sizeof(float)), *b0 = malloc(bsz * sizeof(float));
-  float *c1 = malloc(csz * sizeof(float)), *c2 = malloc(csz * sizeof(float));
-  float *a = a0 + 1, *b = b0 + 1;
-  for (size_t i = 0; i + 1 < asz; i++) a[i] = frand(&seed);
-  for (size_t i = 0; i + 1 < bsz; i++) b[i] = frand(&seed);
-  for (int t = 0; t < 8; t++) {
-    bool ta = t & 1, tb = t & 2;
-    float beta = (t & 4) ? 1.0f : 0.0f;
-    size_t lda = (ta ? m : k) + 3, ldb = (tb ? k : n) + 2, ldc = n + 5;
-    for (size_t i = 0; i < csz; i++) c1[i] = beta == 0.0f ? NAN : frand(&seed);
-    memcpy(c2, c1, csz * sizeof(float));
-    ref->gemm(m, n, k, a, lda, ta, b, ldb, tb, beta, c1 + 1, ldc);
-    be->gemm(m, n, k, a, lda, ta, b, ldb, tb, beta, c2 + 1, ldc);
-    double tol = 2.0 * (double)(k + 2) * (k + 2) * FLT_EPSILON;
-    for (size_t i = 0; i < csz; i++) {
-      size_t j = (i + ldc - 1) % ldc; /* column of c + 1 + ... */
-      bool inside = i >= 1 && i < 1 + m * ldc && j < n;
-      if (!inside) {
-        cr_assert(memcmp(&c1[i], &c2[i], 4) == 0, "%s m=%zu n=%zu k=%zu: C written outside",
-                  be->name, m, n, k);
-        continue;
-      }
-      cr_assert(fabs((double)c2[i] - c1[i]) <= tol,
-                "%s gemm m=%zu n=%zu k=%zu ta=%d tb=%d beta=%g: [%zu,%zu] %.9g vs scalar %.9g",
-                be->name, m, n, k, ta, tb, beta, (i - 1) / ldc, j, c2[i], c1[i]);
-    }
-  }
-  free(a0);
-  free(b0);
-  free(c1);
-  free(c2);
-}
-
-/* Sizes at the edges of the SIMD gemms' register tiles (6 and 12 rows, 16 and 32 columns) and
-   of their cache blocks (k slices of up to 256, 512 columns, 1200 rows). */
-Test(matmul, gemm_tile_and_block_edges) {
-  const size_t ms[] = {1, 5, 6, 7, 11, 12, 13, 25}, ns[] = {1, 15, 16, 17, 31, 32, 33, 65};
-  const size_t ks[] = {1, 255, 256, 257};
-  const size_t big[][3] = {{13, 33, 513}, {1201, 17, 9}, {20, 1025, 33},
-                           {7, 513, 300}, {1201, 1, 1},  {2, 3, 1500}};
-  const char *names[] = {"avx2", "avx512", "neon"};
-  for (int bi = 0; bi < 3; bi++) {
-    const sg_backend *be = sg_backend_get(names[bi]);
-    if (!be) continue;
-    uint32_t seed = 11;
-    for (size_t mi = 0; mi < sizeof ms / sizeof ms[0]; mi++)
-      for (size_t ni = 0; ni < sizeof ns / sizeof ns[0]; ni++)
-        gemm_case(be, ms[mi], ns[ni], ks[(mi + ni) % 4], seed++);
-    for (size_t i = 0; i < sizeof big / sizeof big[0]; i++)
-      gemm_case(be, big[i][0], big[i][1], big[i][2], seed++);
-  }
-}
-
 /* A gemm over a whole matrix and the same gemm cut into four blocks at odd places give the
    same bits: each C element's arithmetic must not depend on the tile it lands in (the engine
    relies on it to cut matmuls into blocks for its threads). The shapes take k past one k
