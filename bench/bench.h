@@ -19,7 +19,7 @@
    The kernel benchmarks split their work the same way, so their threads:N figures are what an
    op gets from the engine. */
 #define BENCH_GRAIN ((int64_t)1 << 16)
-/* = STREAM_CHUNK in engine/op_binary.c: the chunk of a large same-shape binary op. */
+/* = SG_STREAM_CHUNK in engine/engine.h: the chunk of a large same-shape binary op. */
 #define BENCH_STREAM_CHUNK ((int64_t)2 << 20)
 /* Row length of the [rows, cols] cases (reductions, softmax, cross-entropy, row shape ops). */
 #define BENCH_COLS 1024

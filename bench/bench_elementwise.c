@@ -231,7 +231,7 @@ static void run_ew(bench_state *st, void *arg) {
     j.state = fwd_y;
   }
   /* The engine's chunks: a same-shape binary op from 2 x BENCH_STREAM_CHUNK elements on runs in
-     chunks of BENCH_STREAM_CHUNK (engine/op_binary.c, flat_grain), everything else in
+     chunks of BENCH_STREAM_CHUNK (engine/engine.h, sg__flat_grain), everything else in
      BENCH_GRAIN. */
   int64_t grain =
       op->kind == EW_BINARY && c->n >= 2 * BENCH_STREAM_CHUNK ? BENCH_STREAM_CHUNK : BENCH_GRAIN;

@@ -34,13 +34,28 @@ sg_tensor *sg_tensor_bool(const uint8_t *data, const int64_t *shape, int rank) {
   return t;
 }
 
+typedef struct fill_job {
+  const sg_backend *be;
+  float *y;
+  float v;
+} fill_job;
+
+static void fill_range(int64_t lo, int64_t hi, void *arg) {
+  const fill_job *j = arg;
+  j->be->fill(j->y + lo, (size_t)(hi - lo), j->v);
+}
+
+void sg__fill(float *y, int64_t n, float v) {
+  fill_job j = {sg__backend(), y, v};
+  sg_parallel_for(n, sg__flat_grain(n), fill_range, &j);
+}
+
 static sg_tensor *filled(const int64_t *shape, int rank, float v, const char *op) {
   sg__ensure_init();
   int64_t numel;
   if (!sg__check_shape(shape, rank, op, &numel)) return NULL;
   sg_tensor *t = sg__new(SG_F32, shape, rank);
-  if (t)
-    for (int64_t i = 0; i < numel; i++) sg__f32(t)[i] = v;
+  if (t) sg__fill(sg__f32(t), numel, v);
   return t;
 }
 

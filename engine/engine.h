@@ -128,6 +128,16 @@ static inline int64_t sg__ceil_div(int64_t a, int64_t b) { return (a + b - 1) / 
 void sg__fpmode_sync(void);
 /* Elements of cheap elementwise work below which a region stays serial (fork/join ~3 us). */
 #define SG_GRAIN_ELEMENTWISE (1 << 16)
+/* Chunks for a flat elementwise pass: from twice SG_STREAM_CHUNK elements on, chunks of
+   SG_STREAM_CHUNK, so that each kernel call sees enough of a large output to stream it past the
+   cache (SG_STREAM_MIN in kernels_avx2/simd_binary.inc); the usual grain below that. Like
+   every chunking in the engine it depends on n alone, never on the thread count. */
+#define SG_STREAM_CHUNK ((int64_t)2 << 20)
+static inline int64_t sg__flat_grain(int64_t n) {
+  return n >= 2 * SG_STREAM_CHUNK ? SG_STREAM_CHUNK : SG_GRAIN_ELEMENTWISE;
+}
+/* y[0, n) = v, through the backend's fill over the engine's threads. */
+void sg__fill(float *y, int64_t n, float v);
 
 /* ---- Thread context, scopes ----------------------------------------------------------------- */
 

@@ -72,15 +72,6 @@ static void binary_flat(int64_t lo, int64_t hi, void *arg) {
   c->fn(c->a + lo, 1, c->b + lo, 1, c->y + lo, (size_t)(hi - lo));
 }
 
-/* Chunks for a flat elementwise pass: from twice STREAM_CHUNK elements on, chunks of
-   STREAM_CHUNK, so that each kernel call sees enough of a large output to stream it past the
-   cache (SG_STREAM_MIN in kernels_avx2/simd_binary.inc); the usual grain below that. Like
-   every chunking in the engine it depends on n alone, never on the thread count. */
-#define STREAM_CHUNK ((int64_t)2 << 20)
-static int64_t flat_grain(int64_t n) {
-  return n >= 2 * STREAM_CHUNK ? STREAM_CHUNK : SG_GRAIN_ELEMENTWISE;
-}
-
 /* What the forward keeps for the backward kernel: the inputs (not for add, sub) and y (pow). */
 enum { SAVE_NONE = 0, SAVE_AB = 1, SAVE_ABY = 2 };
 
@@ -94,7 +85,7 @@ static sg_tensor *binary_op(const char *name, sg_tensor *a, sg_tensor *b, sg_bin
     y = sg__new(SG_F32, a->shape, a->rank);
     if (!y) return sg__op_fail(&op);
     binary_ctx c = {fn, sg__f32(a), sg__f32(b), sg__f32(y)};
-    sg_parallel_for(y->numel, flat_grain(y->numel), binary_flat, &c);
+    sg_parallel_for(y->numel, sg__flat_grain(y->numel), binary_flat, &c);
   } else {
     sg_bcast bc;
     int64_t shape[SG_MAX_RANK];

@@ -215,8 +215,7 @@ static sg_status backprop(sg_tape *t, sg_tensor *y, sg_tensor *dy, sg_tensor *co
     st = sg_last_status();
     goto done;
   }
-  if (!dy)
-    for (int64_t i = 0; i < seed->numel; i++) sg__f32(seed)[i] = 1.0f;
+  if (!dy) sg__fill(sg__f32(seed), seed->numel, 1.0f);
   sg_idmap_put(&grad, y->id, seed);
 
   for (size_t i = t->n_nodes; i-- > 0 && st == SG_OK;) {

@@ -20,6 +20,7 @@ const sg_backend sg_backend_scalar = {
     .leaky_relu_backward = sg_f32_leaky_relu_backward__scalar,
     .clip = sg_f32_clip__scalar,
     .clip_backward = sg_f32_clip_backward__scalar,
+    .fill = sg_f32_fill__scalar,
     .where = sg_f32_where__scalar,
     .where_backward = sg_f32_where_backward__scalar,
     .argmax = sg_f32_argmax__scalar,

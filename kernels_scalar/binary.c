@@ -147,3 +147,7 @@ void sg_f32_where_backward__scalar(const float *dy, const uint8_t *c, size_t c_s
     if (db) db[i] = take_a ? 0.0f : g;
   }
 }
+
+void sg_f32_fill__scalar(float *y, size_t n, float v) {
+  for (size_t i = 0; i < n; i++) y[i] = v;
+}

@@ -39,6 +39,7 @@ void sg_f32_leaky_relu_backward__scalar(const float *dy, const float *x, float *
 void sg_f32_clip__scalar(const float *x, float *y, size_t n, float lo, float hi);
 void sg_f32_clip_backward__scalar(const float *dy, const float *x, float *dx, size_t n, float lo,
                                   float hi);
+void sg_f32_fill__scalar(float *y, size_t n, float v);
 void sg_f32_where__scalar(const uint8_t *c, size_t c_step, const float *a, size_t a_step,
                           const float *b, size_t b_step, float *y, size_t n);
 void sg_f32_where_backward__scalar(const float *dy, const uint8_t *c, size_t c_step, float *da,

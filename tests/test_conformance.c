@@ -1932,6 +1932,39 @@ Test(conformance, comparisons) {
   finish("comparisons");
 }
 
+/* fill: the bits of v at every size (STREAM_N takes the non-temporal path) and offset; the
+   guards catch a write past n. */
+static void fill_family(void) {
+  static const float values[] = {1.0f, -0.0f, 1e-40f, -INFINITY, NAN};
+  const sg_backend *ref = ref_backend();
+  for (size_t si = 0; si <= COUNT(k_sizes); si++) {
+    size_t n = si < COUNT(k_sizes) ? k_sizes[si] : STREAM_N;
+    for (size_t vi = 0; vi < COUNT(values); vi++) {
+      float v = values[vi];
+      float *want = fnew(n);
+      ref->fill(want, n, v);
+      for (size_t i = 0; i < n; i++)
+        cr_assert_eq(bits_of(want[i]), bits_of(v), "scalar fill: [%zu] is not v", i);
+      FOR_EACH_BACKEND(be) {
+        cctx c;
+        size_t off = (si + vi) % 16;
+        ctx_init(&c, be, "fill", NULL, "n=%zu v=%g off=%zu", n, v, off);
+        gbuf gy = gb_floats(NULL, n, off);
+        be->fill(gf(&gy), n, v);
+        check_guards(&c, &gy, "y");
+        check_bytes(&c, gy.p, want, n * sizeof(float), sizeof(float));
+        gb_free(&gy);
+      }
+      free(want);
+    }
+  }
+}
+
+Test(conformance, fill) {
+  fill_family();
+  finish("fill");
+}
+
 Test(conformance, where) {
   static const bslot w = {"where", 0, 0};
   for_each_bcase(&w, "where", tol_for("where"), false, where_case);

@@ -176,6 +176,9 @@ typedef struct sg_backend {
   void (*clip)(const float *x, float *y, size_t n, float lo, float hi);
   void (*clip_backward)(const float *dy, const float *x, float *dx, size_t n, float lo, float hi);
 
+  /* y[i] = v for i < n (the bits of v, NaN and -0 included). */
+  void (*fill)(float *y, size_t n, float v);
+
   /* y[i] = c[i*c_step] ? a[i*a_step] : b[i*b_step]. */
   void (*where)(const uint8_t *c, size_t c_step, const float *a, size_t a_step, const float *b,
                 size_t b_step, float *y, size_t n);
