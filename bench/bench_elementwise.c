@@ -1,6 +1,6 @@
 /* Elementwise kernel benchmarks, forward and backward, straight from backend.h's op lists (so a
  * new op in a list is benchmarked with no edit here) plus the slots outside them: leaky_relu,
- * clip, where, dropout and the optimizer updates (sgd, momentum, adam, in place). Named
+ * clip, fill, where, dropout and the optimizer updates (sgd, momentum, adam, in place). Named
  * "<slot>/<backend>/<n>/threads:<T>"; with T > 1 the n elements are cut into the engine's chunks
  * and run on T OpenMP threads, as the engine runs the op. */
 #include <stdio.h>
@@ -16,6 +16,7 @@ typedef enum ew_kind {
   EW_BINARY,     /* y = a op b, both contiguous */
   EW_BINARY_BWD, /* da and db */
   EW_COMPARE,    /* uint8 y = a cmp b */
+  EW_FILL,       /* y = 1 */
   EW_WHERE,      /* y = c ? a : b */
   EW_WHERE_BWD,  /* da, db from dy and c */
   EW_LEAKY,
@@ -55,6 +56,7 @@ static const ew_op k_ops[] = {
      0, NULL},
     {"clip", "clip", EW_CLIP, offsetof(sg_backend, clip), 0, NULL},
     {"clip_backward", "clip", EW_CLIP_BWD, offsetof(sg_backend, clip_backward), 0, NULL},
+    {"fill", "fill", EW_FILL, offsetof(sg_backend, fill), 0, NULL},
     SG_FOR_EACH_BINARY_OP(BINARY_) SG_FOR_EACH_COMPARE_OP(COMPARE_){
         "where", "where", EW_WHERE, offsetof(sg_backend, where), 0, NULL},
     {"where_backward", "where", EW_WHERE_BWD, offsetof(sg_backend, where_backward), 0, NULL},
@@ -80,6 +82,7 @@ typedef union ew_fn {
   void (*leaky_bwd)(const float *, const float *, float *, size_t, float);
   void (*clip)(const float *, float *, size_t, float, float);
   void (*clip_bwd)(const float *, const float *, float *, size_t, float, float);
+  void (*fill)(float *, size_t, float);
   void (*dropout)(const float *, float *, size_t, uint64_t, uint64_t, uint64_t, float);
   void (*sgd)(float *, const float *, size_t, float);
   void (*momentum)(float *, float *, const float *, size_t, float, float, bool);
@@ -150,6 +153,9 @@ static void ew_range(int64_t lo, int64_t hi, void *ctx) {
   case EW_CLIP_BWD:
     j->f.clip_bwd(j->dy + o, j->a + o, j->y + o, n, CLIP_LO, CLIP_HI);
     break;
+  case EW_FILL:
+    j->f.fill(j->y + o, n, 1.0f);
+    break;
   case EW_DROPOUT: /* the mask hashes the element index: the chunk passes its offset */
     j->f.dropout(j->a + o, j->y + o, n, (uint64_t)lo, 42, (uint64_t)1 << 31, 2.0f);
     break;
@@ -184,6 +190,8 @@ static double bytes_per_element(const ew_op *op) {
                                                                     : 20;
   case EW_COMPARE:
     return 9;
+  case EW_FILL:
+    return 4;
   case EW_WHERE:
   case EW_WHERE_BWD:
     return 13;

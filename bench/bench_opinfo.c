@@ -78,6 +78,7 @@ static const flops k_flops[] = {
     {"squared_difference", 2, 4},
     /* selection: data movement only */
     {"where", 0, 0},
+    {"fill", 0, 0},
     /* reductions, per input element */
     {"reduce_sum", 1, 0},
     {"reduce_max", 1, 1},
