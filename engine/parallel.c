@@ -5,11 +5,16 @@
 
 void sg_parallel_for(int64_t n, int64_t grain, sg_range_fn fn, void *arg) {
   if (n <= 0) return;
+  /* One chunk (tested first, so that tiny ops pay no division and no thread count) or one
+     thread: no region, since even an empty one costs microseconds. */
+  if (n <= grain) {
+    sg__fpmode_sync();
+    fn(0, n, arg);
+    return;
+  }
   if (grain < 1) grain = 1;
   int64_t chunks = (n + grain - 1) / grain;
-  /* One chunk (tested first: no thread count to read) or one thread: no region, since even an
-     empty one costs microseconds. */
-  int threads = chunks == 1 ? 1 : sg_threads();
+  int threads = sg_threads();
   if (threads == 1) {
     sg__fpmode_sync();
     for (int64_t c = 0; c < chunks; c++) {
