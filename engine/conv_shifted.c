@@ -36,6 +36,14 @@ static bool tap_span(const sg_window2d *g, size_t kw, size_t *ow0, size_t *ow1, 
   return true;
 }
 
+/* The input row that filter row kh meets for output row oh, in *ih; false in the padding. */
+static bool tap_row_in(const sg_window2d *g, size_t oh, size_t kh, size_t *ih) {
+  ptrdiff_t r = (ptrdiff_t)(oh * g->stride_h + kh * g->dilation_h) - (ptrdiff_t)g->pad_top;
+  if (r < 0 || r >= (ptrdiff_t)g->in_h) return false;
+  *ih = (size_t)r;
+  return true;
+}
+
 /* One tap's product for one target row: it reaches the target pixels [lo, hi); a is the A row
    (an input or dy pixel) of target pixel lo, the next ones lda apart; b is the tap's slice of
    the filter. */
@@ -107,10 +115,9 @@ static void forward_rows(int64_t lo, int64_t hi, void *arg) {
     size_t n = (size_t)it / g->out_h, oh = (size_t)it % g->out_h;
     r.out = j->out + (n * g->out_h + oh) * g->out_w * o;
     r.beta = 0.0f;
-    for (size_t kh = 0; kh < g->k_h; kh++) {
-      ptrdiff_t ih = (ptrdiff_t)(oh * g->stride_h + kh * g->dilation_h) - (ptrdiff_t)g->pad_top;
-      if (ih < 0 || ih >= (ptrdiff_t)g->in_h) continue;
-      const float *x = j->in + (n * g->in_h + (size_t)ih) * g->in_w * c;
+    for (size_t kh = 0, ih; kh < g->k_h; kh++) {
+      if (!tap_row_in(g, oh, kh, &ih)) continue;
+      const float *x = j->in + (n * g->in_h + ih) * g->in_w * c;
       for (size_t kw = 0, ow0, ow1, iw0; kw < g->k_w; kw++)
         if (tap_span(g, kw, &ow0, &ow1, &iw0))
           add_tap(&r, ow0, ow1, x + iw0 * c, j->w + (kh * g->k_w + kw) * c * o);
@@ -185,10 +192,9 @@ void sg__conv_shifted_filter_grad(const sg_backend *be, const sg_window2d *g, co
         const float *a[FILTER_GROUP_ROWS], *b[FILTER_GROUP_ROWS];
         size_t rows = 0;
         for (int64_t it = g0; it < g1; it++) {
-          size_t n = (size_t)it / g->out_h, oh = (size_t)it % g->out_h;
-          ptrdiff_t ih = (ptrdiff_t)(oh * g->stride_h + kh * g->dilation_h) - (ptrdiff_t)g->pad_top;
-          if (ih < 0 || ih >= (ptrdiff_t)g->in_h) continue;
-          a[rows] = x + ((n * g->in_h + (size_t)ih) * g->in_w + iw0) * c;
+          size_t n = (size_t)it / g->out_h, oh = (size_t)it % g->out_h, ih;
+          if (!tap_row_in(g, oh, kh, &ih)) continue;
+          a[rows] = x + ((n * g->in_h + ih) * g->in_w + iw0) * c;
           b[rows++] = dy + ((n * g->out_h + oh) * g->out_w + ow0) * o;
         }
         if (rows)
