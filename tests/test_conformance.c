@@ -1534,7 +1534,7 @@ static void gemm_taps_case(size_t m, size_t n, size_t k, size_t taps, bool ta, f
   for (size_t i = 0; i < nb; i++) b[i] = i % ldb < n ? uniform(t->lo, t->hi) : NAN;
   for (size_t i = 0; i < nc; i++)
     c0[i] = i % ldc < n ? (beta == 0 ? NAN : uniform(-4, 4)) : from_bits(0x7fa5a5a5u);
-  const float *ra[16], *rb[16];
+  const float *ra[80], *rb[80];
   for (size_t q = 0; q < taps; q++) ra[q] = a + q * lda, rb[q] = b + q * k * ldb;
   memcpy(want, c0, nc * sizeof *want);
   ref->gemm_taps(m, n, k, taps, ra, lda, ta, rb, ldb, beta, want, ldc);
@@ -1555,7 +1555,7 @@ static void gemm_taps_case(size_t m, size_t n, size_t k, size_t taps, bool ta, f
              taps, ta, beta, off);
     gbuf ga = gb_floats(a, na, off_of(off, 0)), gb = gb_floats(b, nb, off_of(off, 1));
     gbuf gc = gb_floats(c0, nc, off_of(off, 2));
-    const float *pa[16], *pb[16];
+    const float *pa[80], *pb[80];
     for (size_t q = 0; q < taps; q++) pa[q] = gf(&ga) + q * lda, pb[q] = gf(&gb) + q * k * ldb;
     be->gemm_taps(m, n, k, taps, pa, lda, ta, pb, ldb, beta, gf(&gc), ldc);
     check_gemm_outputs(&c, &ga, a, &gb, b, &gc, c0, want, scale, m, n, ldc, &tg);
@@ -1580,6 +1580,12 @@ static void gemm_taps_family(void) {
           gemm_taps_case(ms[im], ns[in], ks[ik], taps[q], ta, (im + ik) % 2 ? 1.0f : 0.0f,
                          off++ % 16);
         }
+  /* Ragged strips too big to pack (taps * k past the packing buffer, or more taps than it
+     keeps pointers for) load B masked instead. */
+  for (int ta = 0; ta < 2; ta++) {
+    gemm_taps_case(3, 17, 7300, 9, ta, 1.0f, 5);
+    gemm_taps_case(5, 33, 3, 70, ta, 0.0f, 9);
+  }
 }
 
 /* ==== transpose and scatter_add ============================================================= */
