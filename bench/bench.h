@@ -56,6 +56,7 @@ void bench_add(const char *op, const char *backend, const char *shape, int threa
 void bench_register_elementwise(void); /* bench_elementwise.c */
 void bench_register_rows(void);        /* bench_rows.c: reductions, softmax, batch norm */
 void bench_register_matmul(void);      /* bench_matmul.c, OpenBLAS included */
+void bench_register_gemm_taps(void);   /* bench_gemm_taps.c: a convolution row's taps */
 void bench_register_shape(void);       /* bench_shape.c: transpose, scatter_add kernels */
 void bench_register_api(void);         /* bench_api.c: whole ops through the tape */
 void bench_register_engine(void);      /* bench_engine.c: engine overhead */

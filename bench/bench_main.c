@@ -57,6 +57,7 @@ static const default_entry k_default[] = {
     {"softmax_cross_entropy", {LARGE}},
     {"matmul", {128, 512, 1024}},
     {"matmul_backward", {512}},
+    {"gemm_taps", {24, 64}},
     {"transpose", {LARGE}},
     {"tape.exp", {SMALL, LARGE}},
     {"tape.add", {LARGE}},
@@ -197,6 +198,7 @@ int main(int argc, char **argv) {
   bench_register_elementwise();
   bench_register_rows();
   bench_register_matmul();
+  bench_register_gemm_taps();
   bench_register_shape();
   bench_register_api();
   bench_register_engine();
