@@ -1432,6 +1432,14 @@ static void check_gemm_outputs(const cctx *c, gbuf *ga, const float *a, gbuf *gb
   gb_free(gc);
 }
 
+static void free_gemm_case(float *a, float *b, float *c0, float *want, double *scale) {
+  free(a);
+  free(b);
+  free(c0);
+  free(want);
+  free(scale);
+}
+
 /* One gemm case: C (m x n, row stride ldc) = op(A) op(B) + beta C, padding filled with NaN (a
    kernel reading it poisons C) and C's padding columns checked untouched. */
 static void gemm_case(size_t m, size_t n, size_t k, bool ta, bool tb, float beta, size_t pad,
@@ -1480,11 +1488,7 @@ static void gemm_case(size_t m, size_t n, size_t k, bool ta, bool tb, float beta
     be->gemm(m, n, k, gf(&ga), lda, ta, gf(&gb), ldb, tb, beta, gf(&gc), ldc);
     check_gemm_outputs(&c, &ga, a, &gb, b, &gc, c0, want, scale, m, n, ldc, &tg);
   }
-  free(a);
-  free(b);
-  free(c0);
-  free(want);
-  free(scale);
+  free_gemm_case(a, b, c0, want, scale);
 }
 
 /* One shape, the h-th: every transpose, beta 0 and 1, the clean and the special pass, with the
@@ -1560,11 +1564,7 @@ static void gemm_taps_case(size_t m, size_t n, size_t k, size_t taps, bool ta, f
     be->gemm_taps(m, n, k, taps, pa, lda, ta, pb, ldb, beta, gf(&gc), ldc);
     check_gemm_outputs(&c, &ga, a, &gb, b, &gc, c0, want, scale, m, n, ldc, &tg);
   }
-  free(a);
-  free(b);
-  free(c0);
-  free(want);
-  free(scale);
+  free_gemm_case(a, b, c0, want, scale);
 }
 
 static void gemm_taps_family(void) {

@@ -120,19 +120,18 @@ static sg_tensor *call_cast_i32(sg_tensor *a, sg_tensor *b) {
 /* The window ops see a as one [1, 2, 3, 1] image (a reshape, which passes the gradient on);
    the convolutions take b as a [2, 3, 1, 1] filter. */
 static sg_tensor *as_image(sg_tensor *a) { return sg_reshape(a, (const int64_t[]){1, 2, 3, 1}, 4); }
-static sg_tensor *call_conv2d(sg_tensor *a, sg_tensor *b) {
+typedef sg_tensor *(*conv_op)(sg_tensor *, sg_tensor *, const int64_t *, sg_padding,
+                              const int64_t *, const int64_t *);
+static sg_tensor *call_conv(conv_op op, sg_tensor *a, sg_tensor *b) {
   sg_tensor *x = as_image(a), *f = sg_reshape(b, (const int64_t[]){2, 3, 1, 1}, 4);
-  sg_tensor *y = sg_conv2d(x, f, NULL, SG_PADDING_SAME, NULL, NULL);
+  sg_tensor *y = op(x, f, NULL, SG_PADDING_SAME, NULL, NULL);
   sg_dispose(x);
   sg_dispose(f);
   return y;
 }
+static sg_tensor *call_conv2d(sg_tensor *a, sg_tensor *b) { return call_conv(sg_conv2d, a, b); }
 static sg_tensor *call_depthwise_conv2d(sg_tensor *a, sg_tensor *b) {
-  sg_tensor *x = as_image(a), *f = sg_reshape(b, (const int64_t[]){2, 3, 1, 1}, 4);
-  sg_tensor *y = sg_depthwise_conv2d(x, f, NULL, SG_PADDING_SAME, NULL, NULL);
-  sg_dispose(x);
-  sg_dispose(f);
-  return y;
+  return call_conv(sg_depthwise_conv2d, a, b);
 }
 static sg_tensor *call_max_pool(sg_tensor *a, sg_tensor *b) {
   (void)b;
