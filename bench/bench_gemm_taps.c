@@ -29,6 +29,7 @@ static void run_taps(bench_state *st, void *arg) {
     a[t] = x + (t / 3) * row + (t % 3) * CHANNELS; /* row kh, shifted kw pixels */
     b[t] = f + t * CHANNELS * o;
   }
+  bench_time_each_call(st);
   while (bench_keep_running(st))
     c->be->gemm_taps(PIXELS, o, CHANNELS, TAPS, a, CHANNELS, false, b, o, 0.0f, y, o);
   char desc[64];

@@ -101,6 +101,7 @@ static void run_mm(bench_state *st, void *arg) {
   plan(&fwd);
   plan(&da);
   plan(&db);
+  bench_time_each_call(st);
   if (c->kind == MM_OPENBLAS) {
     bench_openblas_set_threads(c->threads);
     while (bench_keep_running(st)) bench_openblas_sgemm((int)n, a, b, out);

@@ -168,6 +168,11 @@ void bench_report(bench_state *st, const bench_work *w) {
   roof_level level;
   double bound = roofline_seconds(w->isa, w->threads, w->flops, w->bytes, &level);
   if (bound > 0) bench_counter(st, "pct_roofline", 100.0 * bound / per_call);
+  double best = bench_best_call(st);
+  if (best > 0) {
+    bench_counter(st, "best_call_s", best);
+    if (bound > 0) bench_counter(st, "best_pct_roofline", 100.0 * bound / best);
+  }
   char label[160], ws[32];
   snprintf(label, sizeof label, "%s%s%s in %s", w->desc ? w->desc : "", w->desc ? "; " : "",
            human_bytes(w->bytes, ws, sizeof ws), roofline_level_name(level));

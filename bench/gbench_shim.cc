@@ -20,6 +20,9 @@ struct bench_state {
   benchmark::State *s;
   Clock::time_point t0, t1;
   bool started = false;
+  bool time_calls = false; // bench_time_each_call: also keep the fastest call
+  Clock::time_point last;  // the previous bench_keep_running call, when time_calls
+  double best = 0;         // the fastest call so far (seconds), 0 before the second call
 };
 
 namespace {
@@ -162,6 +165,16 @@ public:
       std::string key = n.op + "/" + n.shape + "/" + n.threads, vs_scalar, vs_blas;
       if (n.backend == "scalar") scalar_[key] = seconds;
       if (n.backend == "openblas") openblas_time_[key] = seconds;
+      double best = counter(r, "best_call_s");
+      if (n.backend == "openblas" && best > 0) openblas_best_[key] = best;
+      std::string fastest;
+      if (best > 0) {
+        double best_pct = counter(r, "best_pct_roofline");
+        fastest = "  fastest call " + human_time(best);
+        if (best_pct > 0) fastest += format(", %.0f%% of roof", best_pct);
+        if (n.backend != "openblas" && openblas_best_.count(key))
+          fastest += format(", %.2fx openblas", openblas_best_[key] / best);
+      }
       if (n.backend != "scalar" && scalar_.count(key))
         vs_scalar = format("%.2fx", scalar_[key] / seconds);
       if (n.backend != "openblas" && openblas_time_.count(key))
@@ -175,7 +188,7 @@ public:
           pct > 0 ? format("%.0f%%", pct).c_str() : "-", vs_scalar.c_str(), vs_blas.c_str());
       if (len >= (int)sizeof line) len = (int)sizeof line - 1;
       while (len > 0 && line[len - 1] == ' ') line[--len] = 0;
-      std::printf("%s%s\n", line, extras(r).c_str()); // without the padding of empty columns
+      std::printf("%s%s%s\n", line, fastest.c_str(), extras(r).c_str()); // no empty padding
     }
     std::fflush(stdout);
   }
@@ -207,8 +220,9 @@ private:
 
   bool openblas_;
   int errors_ = 0;
-  std::map<std::string, double> scalar_, openblas_time_; // seconds, by "<op>/<shape>/<threads>"
-  std::string last_op_;                                  // a blank line separates ops
+  // seconds, by "<op>/<shape>/<threads>": the mean call, and OpenBLAS's fastest
+  std::map<std::string, double> scalar_, openblas_time_, openblas_best_;
+  std::string last_op_; // a blank line separates ops
 };
 
 // Any other format: gbench's own reporter, counting the errors on the way.
@@ -246,7 +260,7 @@ void bench_register(const char *name, bench_fn fn, void *arg) {
   std::string n = name;
   benchmark::RegisterBenchmark(name, [fn, arg, n](benchmark::State &s) {
     g_progress.entered(n);
-    bench_state st{&s, {}, {}, false};
+    bench_state st{&s, {}, {}, false, false, {}, 0};
     fn(&st, arg);
   });
 }
@@ -265,8 +279,16 @@ static int stop_unless(bench_state *st, bool more) {
 
 int bench_keep_running(bench_state *st) {
   start(st);
+  if (st->time_calls) {
+    Clock::time_point now = Clock::now();
+    double call = std::chrono::duration<double>(now - st->last).count();
+    if (st->last != Clock::time_point{} && (st->best == 0 || call < st->best)) st->best = call;
+    st->last = now;
+  }
   return stop_unless(st, st->s->KeepRunning());
 }
+void bench_time_each_call(bench_state *st) { st->time_calls = true; }
+double bench_best_call(bench_state *st) { return st->best; }
 int bench_keep_running_batch(bench_state *st, int64_t n) {
   start(st);
   return stop_unless(st, st->s->KeepRunningBatch(n));
