@@ -14,6 +14,7 @@
  * the blocks. Blocks are never freed: a thread that exits gives its block (and the counts in
  * it) to the next thread that needs one, so a tensor freed on another thread than the one
  * that made it just leaves one count high and another low. */
+#define _DEFAULT_SOURCE /* madvise and MADV_HUGEPAGE: Linux's, hidden by strict C11 */
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>

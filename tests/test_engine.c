@@ -2,6 +2,8 @@
  * (pruning, accumulation, saved tensors, missing gradients), errors and thread-local state. */
 #include <math.h>
 #include <pthread.h>
+#include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -391,6 +393,44 @@ Test(memory, cache_reuses_and_releases) {
   sg_memory_release_cache();
   cr_assert_eq(sg_memory().num_bytes_cached, 0);
   (void)m;
+}
+
+/* The VmFlags of the mapping that holds p, from /proc/self/smaps, into flags; false when there
+   is no such file (not Linux) or no mapping holds p. */
+static bool mapping_flags(const void *p, char *flags, size_t size) {
+  FILE *f = fopen("/proc/self/smaps", "r");
+  if (!f) return false;
+  char line[512];
+  bool inside = false, found = false;
+  uintptr_t a = (uintptr_t)p;
+  while (!found && fgets(line, sizeof line, f)) {
+    unsigned long lo, hi;
+    if (sscanf(line, "%lx-%lx ", &lo, &hi) == 2)
+      inside = lo <= a && a < hi;
+    else if (inside && strncmp(line, "VmFlags:", 8) == 0) {
+      size_t n = strlen(line + 8) < size ? strlen(line + 8) : size - 1;
+      memcpy(flags, line + 8, n);
+      flags[n] = '\0';
+      found = true;
+    }
+  }
+  fclose(f);
+  return found;
+}
+
+/* Under an emulator (qemu-user) the advice never reaches the kernel, so it is not checked. */
+Test(memory, large_blocks_are_advised_huge_pages) {
+  int64_t s[] = {1 << 20}; /* 4 MiB */
+  sg_tensor *a = sg_zeros(s, 1);
+  char flags[256];
+  bool emulated = false;
+#if defined(SIMDGRAD_TEST_EMULATED)
+  emulated = true;
+#endif
+  bool seen = !emulated && mapping_flags(sg_data_f32(a), flags, sizeof flags);
+  sg_dispose(a);
+  if (!seen) cr_skip_test("huge-page advice not checked here (emulated, or no /proc/self/smaps)");
+  cr_assert(strstr(flags, " hg") != NULL, "MADV_HUGEPAGE sets the mapping's hg flag: %s", flags);
 }
 
 Test(threads, flush_denormals_is_a_setting) {
