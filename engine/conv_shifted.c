@@ -13,8 +13,8 @@
 #define MAX_TAPS 64
 /* A piece of a row narrower than this (the pixels at a padded edge, where the set of taps
    changes) makes a 1-row tile, too few accumulators to hide the FMA latency: at a 3x3 window's
-   2 edge pixels of 56, that cost about 5% of the forward. The forward runs such pieces down the
-   column instead, one pixel of many rows per call. */
+   2 edge pixels of 56, that cost about 5% of the forward. The forward and the input gradient
+   write such pieces down the column instead (write_edges), one pixel of many rows per call. */
 #define EDGE_PIXELS 4
 /* Rows a chunk holds at least, so that its edge columns make whole tiles (the taps tiles are
    6 rows tall on AVX2 and AVX-512, 12 on NEON). */
