@@ -111,6 +111,7 @@ static const char *run_conv(bench_state *st, train_kind kind, double *bwd_s) {
   sg_tensor *x = sg_random_uniform(xs, 4, -1, 1, 1), *f = sg_random_uniform(fs, 4, -0.1f, 0.1f, 2);
   if (!x || !f) return sg_last_error();
   sg_tensor *in[2] = {x, f}, *grads[2];
+  bench_time_each_call(st);
   while (bench_keep_running(st)) {
     if (kind == CONV_TAPE) sg_tape_begin();
     sg_tensor *out = sg_conv2d(x, f, NULL, SG_PADDING_SAME, NULL, NULL);
