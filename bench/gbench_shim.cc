@@ -22,7 +22,7 @@ struct bench_state {
   bool started = false;
   bool time_calls = false; // bench_time_each_call: also keep the fastest call
   Clock::time_point last;  // the previous bench_keep_running call, when time_calls
-  double best = 0;         // the fastest call so far (seconds), 0 before the second call
+  double best = 0;         // the fastest call so far (seconds), 0 before one has ended
 };
 
 namespace {

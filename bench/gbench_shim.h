@@ -23,8 +23,8 @@ int bench_keep_running(bench_state *st);
 int bench_keep_running_batch(bench_state *st, int64_t n);
 int64_t bench_iterations(bench_state *st);
 /* Before the loop: bench_keep_running also times each call (one clock read per call, for work
-   of microseconds and more), and bench_best_call gives the fastest (seconds; 0 when fewer than
-   two calls ran). On a shared machine a neighbour slows some calls; the fastest call is measured
+   of microseconds and more), and bench_best_call gives the fastest (seconds; 0 when no call
+   ran). On a shared machine a neighbour slows some calls; the fastest call is measured
    the way the roofline's peaks are (the best of short samples), so the two compare. */
 void bench_time_each_call(bench_state *st);
 double bench_best_call(bench_state *st);
