@@ -151,22 +151,23 @@ static void add_tap_cut(tap_row *r, size_t lo, size_t hi, const float *a, size_t
 /* The narrow pieces of a run of `rows` target rows down the column: target pixel px of all
    the rows is one gemm_taps call, its A rows and its target rows a row step apart. r holds
    the last row's taps (the same pieces as every row of the run); out0 is the run's first row. */
-static void write_edges(const shifted_job *j, const row_kind *k, const tap_row *r, size_t n,
+static void write_edges(const shifted_job *j, const row_kind *kind, const tap_row *r, size_t n,
                         size_t row0, size_t rows, size_t cls, float *out0) {
   tap_row col = {.be = r->be,
                  .width = rows,
                  .n = r->n,
                  .k = r->k,
-                 .lda = k->a_step,
+                 .lda = kind->a_step,
                  .ldb = r->ldb,
-                 .ldo = k->out_step};
+                 .ldo = kind->out_step};
   for (size_t p = 0, q; p < r->width; p = q) {
     q = piece_end(r, p);
-    for (size_t px = p; q - p < r->min_width && px < q; px++) {
+    if (q - p >= r->min_width) continue;
+    for (size_t px = p; px < q; px++) {
       col.out = out0 + px * r->ldo;
       col.beta = 0.0f;
       /* The first row's taps at px, then each made to reach all the rows. */
-      k->taps(j, n, row0, cls, px, px + 1, &col);
+      kind->taps(j, n, row0, cls, px, px + 1, &col);
       for (size_t t = 0; t < col.count; t++) col.taps[t].hi = rows;
       finish_taps(&col);
     }
@@ -177,21 +178,22 @@ static void write_edges(const shifted_job *j, const row_kind *k, const tap_row *
    set up but for out. Consecutive rows of an image with the same taps form a run; a run of
    several rows (and a window of one tap group) leaves its narrow pieces (a padded edge's
    pixels) to write_edges, where they make tiles as tall as the run. */
-static void write_rows(const shifted_job *j, const row_kind *k, tap_row *r, int64_t lo, int64_t hi,
-                       size_t cls) {
+static void write_rows(const shifted_job *j, const row_kind *kind, tap_row *r, int64_t lo,
+                       int64_t hi, size_t cls) {
   const sg_window2d *g = j->g;
   for (int64_t it = lo, end; it < hi; it = end) {
-    size_t n = (size_t)it / k->height, row = (size_t)it % k->height;
-    for (end = it + 1; end < hi && (size_t)end / k->height == n; end++)
-      if (!k->same_taps(g, row, (size_t)end % k->height)) break;
+    size_t n = (size_t)it / kind->height, row = (size_t)it % kind->height;
+    for (end = it + 1; end < hi && (size_t)end / kind->height == n; end++)
+      if (!kind->same_taps(g, row, (size_t)end % kind->height)) break;
     size_t rows = (size_t)(end - it);
-    float *out0 = j->out + (size_t)it * k->out_step + cls * r->n;
+    float *out0 = j->out + (size_t)it * kind->out_step + cls * r->n;
     r->min_width = rows > 1 && g->k_h * g->k_w <= MAX_TAPS ? EDGE_PIXELS : 0;
     for (size_t i = 0; i < rows; i++) {
-      r->out = out0 + i * k->out_step;
+      r->out = out0 + i * kind->out_step;
       r->beta = 0.0f;
-      k->taps(j, n, row + i, cls, 0, r->width, r);
-      if (i + 1 == rows && r->min_width) write_edges(j, k, r, n, row, rows, cls, out0);
+      kind->taps(j, n, row + i, cls, 0, r->width, r);
+      /* Before finish_taps, which clears the taps that write_edges reads the pieces from. */
+      if (i + 1 == rows && r->min_width) write_edges(j, kind, r, n, row, rows, cls, out0);
       finish_taps(r);
     }
   }
@@ -229,11 +231,11 @@ static void forward_rows(int64_t lo, int64_t hi, void *arg) {
   const shifted_job *j = arg;
   const sg_window2d *g = j->g;
   const size_t c = g->in_c, o = g->out_c;
-  const row_kind k = {forward_taps, forward_same_taps, g->out_h, g->stride_h * g->in_w * c,
-                      g->out_w * o};
+  const row_kind kind = {forward_taps, forward_same_taps, g->out_h, g->stride_h * g->in_w * c,
+                         g->out_w * o};
   tap_row r = {
       .be = j->be, .width = g->out_w, .n = o, .k = c, .lda = g->stride_w * c, .ldb = o, .ldo = o};
-  write_rows(j, &k, &r, lo, hi, 0);
+  write_rows(j, &kind, &r, lo, hi, 0);
 }
 
 /* y row (n, oh) = sum over taps of x pixels times f taps. */
@@ -283,11 +285,11 @@ static void input_grad_rows(int64_t lo, int64_t hi, void *arg) {
   const shifted_job *j = arg;
   const sg_window2d *g = j->g;
   const size_t c = g->in_c, o = g->out_c, s = g->stride_w;
-  const row_kind k = {input_grad_taps, input_grad_same_taps, g->in_h, g->out_w * o, g->in_w * c};
+  const row_kind kind = {input_grad_taps, input_grad_same_taps, g->in_h, g->out_w * o, g->in_w * c};
   tap_row r = {.be = j->be, .n = c, .k = o, .lda = o, .ldb = c, .ldo = s * c};
   for (size_t cls = 0; cls < s && cls < g->in_w; cls++) {
     r.width = (g->in_w - cls + s - 1) / s;
-    write_rows(j, &k, &r, lo, hi, cls);
+    write_rows(j, &kind, &r, lo, hi, cls);
   }
 }
 
