@@ -238,11 +238,11 @@ static void run_ew(bench_state *st, void *arg) {
     memset(fwd_y, 0, n * sizeof(float));
     j.state = fwd_y;
   }
-  /* The engine's chunks: a same-shape binary op from 2 x BENCH_STREAM_CHUNK elements on runs in
-     chunks of BENCH_STREAM_CHUNK (engine/engine.h, sg__flat_grain), everything else in
-     BENCH_GRAIN. */
-  int64_t grain =
-      op->kind == EW_BINARY && c->n >= 2 * BENCH_STREAM_CHUNK ? BENCH_STREAM_CHUNK : BENCH_GRAIN;
+  /* The engine's chunks: a same-shape binary op and a fill from 2 x BENCH_STREAM_CHUNK elements
+     on run in chunks of BENCH_STREAM_CHUNK (engine/engine.h, sg__flat_grain), everything else
+     in BENCH_GRAIN. */
+  bool flat = op->kind == EW_BINARY || op->kind == EW_FILL;
+  int64_t grain = flat && c->n >= 2 * BENCH_STREAM_CHUNK ? BENCH_STREAM_CHUNK : BENCH_GRAIN;
   while (bench_keep_running(st)) {
     bench_parallel_for(c->n, grain, c->threads, ew_range, &j);
     bench_clobber_memory();
