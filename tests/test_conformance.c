@@ -1927,8 +1927,8 @@ Test(conformance, comparisons) {
   finish("comparisons");
 }
 
-/* fill: the bits of v at every size (STREAM_N takes the non-temporal path) and offset; the
-   guards catch a write past n. */
+/* fill: the bits of v at every size (STREAM_N: past the binary ops' streaming threshold, which
+   fill does not stream) and offset; the guards catch a write past n. */
 static void fill_family(void) {
   static const float values[] = {1.0f, -0.0f, 1e-40f, -INFINITY, NAN};
   const sg_backend *ref = ref_backend();
