@@ -11,13 +11,13 @@
 #include "kernels_scalar/kernels_scalar.h"
 
 #ifdef SIMDGRAD_HAVE_AVX2
-void sg_backend_fill__avx2(sg_backend *b);
+void sg__backend_fill__avx2(sg_backend *b);
 #endif
 #ifdef SIMDGRAD_HAVE_AVX512
-void sg_backend_fill__avx512(sg_backend *b);
+void sg__backend_fill__avx512(sg_backend *b);
 #endif
 #ifdef SIMDGRAD_HAVE_NEON
-void sg_backend_fill__neon(sg_backend *b);
+void sg__backend_fill__neon(sg_backend *b);
 #endif
 
 enum { BE_SCALAR, BE_AVX2, BE_AVX512, BE_NEON, BE_COUNT };
@@ -49,7 +49,7 @@ static void build_tables(void) {
   g_available[BE_AVX2] = sg__cpu_can_avx2(&g_cpu);
   if (g_available[BE_AVX2]) {
     g_tables[BE_AVX2] = g_tables[BE_SCALAR];
-    sg_backend_fill__avx2(&g_tables[BE_AVX2]);
+    sg__backend_fill__avx2(&g_tables[BE_AVX2]);
     g_best = BE_AVX2;
   }
 #endif
@@ -57,13 +57,13 @@ static void build_tables(void) {
   g_available[BE_AVX512] = g_available[BE_AVX2] && sg__cpu_can_avx512(&g_cpu);
   if (g_available[BE_AVX512]) {
     g_tables[BE_AVX512] = g_tables[BE_AVX2];
-    sg_backend_fill__avx512(&g_tables[BE_AVX512]);
+    sg__backend_fill__avx512(&g_tables[BE_AVX512]);
     g_best = BE_AVX512;
   }
 #endif
 #ifdef SIMDGRAD_HAVE_NEON
   g_tables[BE_NEON] = g_tables[BE_SCALAR];
-  sg_backend_fill__neon(&g_tables[BE_NEON]);
+  sg__backend_fill__neon(&g_tables[BE_NEON]);
   g_available[BE_NEON] = g_cpu.asimd;
   if (g_available[BE_NEON]) g_best = BE_NEON;
 #endif

@@ -10,7 +10,9 @@
 #include <stdint.h>
 
 #define VN 8
-#define SG_KERNEL(name) sg_f32_##name##__avx2
+/* The ISA's suffix on every non-static symbol, and a kernel's full name. */
+#define SG_ISA_SYMBOL(name) name##__avx2
+#define SG_KERNEL(name) SG_ISA_SYMBOL(sg_f32_##name)
 
 typedef __m256 vf;
 typedef __m256 vmask; /* all-ones lanes where true */
@@ -196,6 +198,6 @@ static inline vf vsin(vf a) { return Sleef_sinf8_u10avx2(a); }
 static inline vf vcos(vf a) { return Sleef_cosf8_u10avx2(a); }
 static inline vf vpow(vf a, vf b) { return Sleef_powf8_u10avx2(a, b); }
 
-#include "kernels_avx2/simd_math.inc" /* vexp, vtanh, vphi, vgelu, vgelu_grad */
+#include "kernels_simd/simd_math.inc" /* vexp, vtanh, vphi, vgelu, vgelu_grad */
 
 #endif

@@ -11,7 +11,9 @@
 #include <stdint.h>
 
 #define VN 16
-#define SG_KERNEL(name) sg_f32_##name##__avx512
+/* The ISA's suffix on every non-static symbol, and a kernel's full name. */
+#define SG_ISA_SYMBOL(name) name##__avx512
+#define SG_KERNEL(name) SG_ISA_SYMBOL(sg_f32_##name)
 
 typedef __m512 vf;
 typedef __mmask16 vmask;
@@ -160,6 +162,6 @@ static inline vf vsin(vf a) { return Sleef_sinf16_u10avx512f(a); }
 static inline vf vcos(vf a) { return Sleef_cosf16_u10avx512f(a); }
 static inline vf vpow(vf a, vf b) { return Sleef_powf16_u10avx512f(a, b); }
 
-#include "kernels_avx2/simd_math.inc" /* vexp, vtanh, vphi, vgelu, vgelu_grad */
+#include "kernels_simd/simd_math.inc" /* vexp, vtanh, vphi, vgelu, vgelu_grad */
 
 #endif

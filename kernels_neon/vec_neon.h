@@ -1,4 +1,4 @@
-/* The vector vocabulary the ISA-neutral kernel templates (kernels_avx2/simd_*.inc) are written
+/* The vector vocabulary the ISA-neutral kernel templates (kernels_simd/simd_*.inc) are written
  * in, for AArch64 Advanced SIMD (NEON): 4 floats per vector, masks as all-ones uint32 lanes.
  * Only files in kernels_neon/ include this. NEON is part of the AArch64 baseline, so no flags. */
 #ifndef SIMDGRAD_VEC_NEON_H
@@ -12,7 +12,9 @@
 #include <string.h>
 
 #define VN 4
-#define SG_KERNEL(name) sg_f32_##name##__neon
+/* The ISA's suffix on every non-static symbol, and a kernel's full name. */
+#define SG_ISA_SYMBOL(name) name##__neon
+#define SG_KERNEL(name) SG_ISA_SYMBOL(sg_f32_##name)
 
 typedef float32x4_t vf;
 typedef uint32x4_t vmask; /* all-ones lanes where true */
@@ -199,6 +201,6 @@ static inline vf vpow(vf a, vf b) { return Sleef_powf4_u10advsimd(a, b); }
 
 /* vexp, vtanh, vphi, vgelu. Its clamps rely on vmax/vmin letting NaN through, which FMAX and
    FMIN do (above). */
-#include "kernels_avx2/simd_math.inc"
+#include "kernels_simd/simd_math.inc"
 
 #endif

@@ -5,9 +5,8 @@
  * materialised: one k step of the packed tile is 24 FMLA, 7 loads and 6 other instructions
  * (docs/kernels.md). Blocking for a 32-64 KiB L1 and a 0.5-1 MiB L2: KC x NR of B is 8 KiB,
  * MC x KC of A 240 KiB, KC x NC of B 2 MiB. */
-#include "kernels_neon/vec_neon.h"
-
-#include "kernels_avx2/simd_decls.inc"
+#ifndef SIMDGRAD_GEMM_TUNING_NEON_H
+#define SIMDGRAD_GEMM_TUNING_NEON_H
 
 #define GEMM_MR 12
 #define GEMM_NV 2
@@ -18,4 +17,4 @@
    then live in memory, stored on every k step (simd_gemm.inc). */
 #define GEMM_UNROLL _Pragma("GCC unroll 16")
 
-#include "kernels_avx2/simd_gemm.inc"
+#endif

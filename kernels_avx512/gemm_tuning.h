@@ -3,9 +3,8 @@
  * the A values are broadcast straight from memory. Blocking for a 48 KiB L1 and 1 MiB L2: an A
  * strip (12 x 256 floats, 12 KiB) stays in L1 while the B strips stream from a 256 x 512 B
  * block (512 KiB) in L2; up to 1200 rows of A are packed at a time. */
-#include "kernels_avx512/vec_avx512.h"
-
-#include "kernels_avx2/simd_decls.inc"
+#ifndef SIMDGRAD_GEMM_TUNING_AVX512_H
+#define SIMDGRAD_GEMM_TUNING_AVX512_H
 
 #define GEMM_MR 12
 #define GEMM_NV 2
@@ -18,4 +17,4 @@
 #define GEMM_TAPS_MR 6
 #define GEMM_TAPS_NV 4
 
-#include "kernels_avx2/simd_gemm.inc"
+#endif

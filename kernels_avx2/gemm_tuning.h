@@ -1,9 +1,8 @@
 /* The AVX2 GEMM: a 6 x 16 register tile (12 accumulators, 2 B vectors, 1 A broadcast: 15 of
  * the 16 ymm registers). Blocking as for AVX-512: an A strip (6 x 256 floats) in L1, a 256 x 512
  * B block (512 KiB) in L2. */
-#include "kernels_avx2/vec_avx2.h"
-
-#include "kernels_avx2/simd_decls.inc"
+#ifndef SIMDGRAD_GEMM_TUNING_AVX2_H
+#define SIMDGRAD_GEMM_TUNING_AVX2_H
 
 #define GEMM_MR 6
 #define GEMM_NV 2
@@ -11,4 +10,4 @@
 #define GEMM_MC 1200
 #define GEMM_NC 512
 
-#include "kernels_avx2/simd_gemm.inc"
+#endif

@@ -1,6 +1,0 @@
-/* The avx512 instantiation of the ISA-neutral unary kernel template. */
-#include "kernels_avx512/vec_avx512.h"
-
-#include "kernels_avx2/simd_decls.inc"
-
-#include "kernels_avx2/simd_unary.inc"

@@ -1,6 +1,0 @@
-/* The neon instantiation of the ISA-neutral unary kernel template. */
-#include "kernels_neon/vec_neon.h"
-
-#include "kernels_avx2/simd_decls.inc"
-
-#include "kernels_avx2/simd_unary.inc"
