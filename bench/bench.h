@@ -113,7 +113,7 @@ float *bench_buffer_labels(int i, size_t rows, size_t cols);
 /* ---- The bench's parallel-for ---- */
 
 typedef void (*bench_range_fn)(int64_t lo, int64_t hi, void *ctx);
-/* sg_parallel_for's split, with `threads` OpenMP threads: chunks of grain items, serial when
+/* sg__parallel_for's split, with `threads` OpenMP threads: chunks of grain items, serial when
    there is one chunk or one thread. */
 void bench_parallel_for(int64_t n, int64_t grain, int threads, bench_range_fn fn, void *ctx);
 /* How many chunks that makes: a threads:N benchmark is registered only when it is more than 1

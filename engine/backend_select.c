@@ -40,7 +40,7 @@ static int backend_index(const char *name) {
 }
 
 static void build_tables(void) {
-  g_tables[BE_SCALAR] = sg_backend_scalar;
+  g_tables[BE_SCALAR] = sg__backend_scalar;
   g_available[BE_SCALAR] = true;
   g_best = BE_SCALAR;
 #ifdef SIMDGRAD_HAVE_AVX2

@@ -153,5 +153,5 @@ static void walk_chunk(int64_t lo, int64_t hi, void *arg) {
 
 void sg__bcast_for_each(const sg_bcast *bc, sg_bcast_fn fn, void *arg) {
   walk_ctx c = {bc, fn, arg};
-  sg_parallel_for(bc->numel, SG_GRAIN_ELEMENTWISE, walk_chunk, &c);
+  sg__parallel_for(bc->numel, SG_GRAIN_ELEMENTWISE, walk_chunk, &c);
 }

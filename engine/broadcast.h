@@ -46,7 +46,7 @@ typedef void (*sg_bcast_fn)(const sg_bcast_run *run, void *arg);
 
 /* Calls fn on the runs that cover output elements [lo, hi), in order. */
 void sg__bcast_walk(const sg_bcast *bc, int64_t lo, int64_t hi, sg_bcast_fn fn, void *arg);
-/* Covers the whole output through sg_parallel_for (SG_GRAIN_ELEMENTWISE chunks): fn may run on
+/* Covers the whole output through sg__parallel_for (SG_GRAIN_ELEMENTWISE chunks): fn may run on
    several threads at once, on disjoint output ranges. Run boundaries depend on the plan and
    the chunking only, never on the thread count. */
 void sg__bcast_for_each(const sg_bcast *bc, sg_bcast_fn fn, void *arg);

@@ -243,7 +243,7 @@ void sg__conv_shifted_forward(const sg_backend *be, const sg_window2d *g, const 
                               const float *f, float *y) {
   shifted_job j = {be, g, x, f, y};
   double per_row = (double)g->out_w * (double)(g->k_h * g->k_w * g->in_c) * (double)g->out_c;
-  sg_parallel_for((int64_t)(g->batch * g->out_h), chunk_rows(per_row), forward_rows, &j);
+  sg__parallel_for((int64_t)(g->batch * g->out_h), chunk_rows(per_row), forward_rows, &j);
 }
 
 /* The output row that filter row kh sends to input row ih, in *oh; false when none does
@@ -300,7 +300,7 @@ void sg__conv_shifted_input_grad(const sg_backend *be, const sg_window2d *g, con
   shifted_job j = {be, g, dy, ft, dx};
   double per_row = (double)g->in_w * (double)(g->k_h * g->k_w * g->in_c) * (double)g->out_c /
                    (double)(g->stride_h > 0 ? g->stride_h : 1);
-  sg_parallel_for((int64_t)(g->batch * g->in_h), chunk_rows(per_row), input_grad_rows, &j);
+  sg__parallel_for((int64_t)(g->batch * g->in_h), chunk_rows(per_row), input_grad_rows, &j);
 }
 
 /* part [KH, KW, C, O] = the filter gradient of output rows [lo, hi) (items (n, oh)): for each

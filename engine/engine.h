@@ -8,7 +8,7 @@
  *     if (!sg__op_begin(&op, "exp") || !sg__check_f32(x, "exp", "x")) return sg__op_fail(&op);
  *     sg_tensor *y = sg__new(SG_F32, x->shape, x->rank);      // tracked by the scope
  *     if (!y) return sg__op_fail(&op);
- *     ... sg__backend()->exp(x->data, y->data, n) through sg_parallel_for ...
+ *     ... sg__backend()->exp(x->data, y->data, n) through sg__parallel_for ...
  *     sg_node *node = sg__record(&op, exp_grad, &x, 1, y);   // NULL unless a tape records
  *     if (node) sg__save(node, y);                           // what the backward needs
  *     return sg__op_end(&op, y);                              // debug log + NaN scan
@@ -117,7 +117,7 @@ void sg__ensure_init(void);
    each, across threads when there is more than one chunk. Chunk boundaries depend on n and
    grain only, never on the thread count, so per-chunk partial results are reproducible. */
 typedef void (*sg_range_fn)(int64_t lo, int64_t hi, void *arg);
-void sg_parallel_for(int64_t n, int64_t grain, sg_range_fn fn, void *arg);
+void sg__parallel_for(int64_t n, int64_t grain, sg_range_fn fn, void *arg);
 /* Items per parallel chunk so that one chunk holds about `target` units of work when each item
    costs `per_item` (at least 1). */
 static inline int64_t sg__grain_for(double per_item, double target) {

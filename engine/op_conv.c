@@ -165,8 +165,8 @@ static sg_status conv2d_grad(const sg_node *node, sg_tensor *dy, const bool *nee
       sg__storage_release(ts);
     } else if (j.g.out_c > 0 && j.k > 0) {
       double per_image = (double)j.p * (double)j.k * (double)j.g.out_c;
-      sg_parallel_for((int64_t)j.g.batch, sg__grain_for(per_image, CONV_GRAIN_MACS),
-                      input_grad_range, &j);
+      sg__parallel_for((int64_t)j.g.batch, sg__grain_for(per_image, CONV_GRAIN_MACS),
+                       input_grad_range, &j);
     }
   }
   if (need[1]) {
@@ -189,7 +189,7 @@ static sg_status conv2d_grad(const sg_node *node, sg_tensor *dy, const bool *nee
       sg_storage *ps = sg__storage_new((size_t)(n_parts * size) * sizeof(float));
       if (!ps) return sg__error(SG_ERR_OOM, "conv2d", "out of memory for the filter gradient");
       j.parts = ps->data;
-      sg_parallel_for(items, j.grain, shifted ? shifted_filter_grad_range : filter_grad_range, &j);
+      sg__parallel_for(items, j.grain, shifted ? shifted_filter_grad_range : filter_grad_range, &j);
       sg__sum_parts(j.be, sg__f32(gf), j.parts, n_parts, size);
       sg__storage_release(ps);
     }
@@ -218,7 +218,7 @@ sg_tensor *sg_conv2d(sg_tensor *x, sg_tensor *filter, const int64_t *strides, sg
   if (j.k > 0 && j.g.out_c > 0 && sg__conv_shifted_suits(&j.g))
     sg__conv_shifted_forward(j.be, &j.g, j.x, j.f, j.y);
   else if (j.k > 0 && j.g.out_c > 0)
-    sg_parallel_for(j.items, j.grain, forward_range, &j);
+    sg__parallel_for(j.items, j.grain, forward_range, &j);
   if (atomic_load(&j.oom)) {
     oom_error();
     sg_dispose(y);

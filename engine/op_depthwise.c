@@ -65,7 +65,7 @@ static sg_status depthwise_grad(const sg_node *node, sg_tensor *dy, const bool *
     dx[0] = sg__new_zeros(SG_F32, x->shape, x->rank);
     if (!dx[0]) return sg_last_status();
     j.dx = sg__f32(dx[0]);
-    sg_parallel_for(batch, sg__grain_for(per_image, DW_GRAIN_MACS), input_grad_range, &j);
+    sg__parallel_for(batch, sg__grain_for(per_image, DW_GRAIN_MACS), input_grad_range, &j);
   }
   if (need[1]) {
     dx[1] = sg__new_zeros(SG_F32, f->shape, f->rank);
@@ -80,7 +80,7 @@ static sg_status depthwise_grad(const sg_node *node, sg_tensor *dy, const bool *
       if (!ps)
         return sg__error(SG_ERR_OOM, "depthwise_conv2d", "out of memory for the filter gradient");
       j.parts = ps->data;
-      sg_parallel_for(batch, j.grain, filter_grad_range, &j);
+      sg__parallel_for(batch, j.grain, filter_grad_range, &j);
       sg__sum_parts(j.be, sg__f32(dx[1]), j.parts, n_parts, size);
       sg__storage_release(ps);
     }
@@ -107,7 +107,7 @@ sg_tensor *sg_depthwise_conv2d(sg_tensor *x, sg_tensor *filter, const int64_t *s
   j.y = sg__f32(y);
   double per_row = (double)(j.g.out_w * j.g.out_c * j.g.k_h * j.g.k_w);
   if (y->numel > 0)
-    sg_parallel_for(x->shape[0] * (int64_t)j.g.out_h, sg__grain_for(per_row, DW_GRAIN_MACS),
-                    forward_range, &j);
+    sg__parallel_for(x->shape[0] * (int64_t)j.g.out_h, sg__grain_for(per_row, DW_GRAIN_MACS),
+                     forward_range, &j);
   return sg__window2d_filtered_end(&op, depthwise_grad, x, filter, y, &j.g);
 }

@@ -26,7 +26,7 @@ static void run(const float *x, float *y, int64_t n, uint64_t seed, float rate) 
                    .seed = seed,
                    .threshold = (uint64_t)ldexp((double)rate, 32),
                    .scale = (float)(1.0 / (1.0 - (double)rate))};
-  sg_parallel_for(n, SG_GRAIN_ELEMENTWISE, dropout_range, &j);
+  sg__parallel_for(n, SG_GRAIN_ELEMENTWISE, dropout_range, &j);
 }
 
 /* fparam[0]: rate; iparam[0]: the seed's bits. The same mask applied to dy. */

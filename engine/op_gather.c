@@ -62,7 +62,7 @@ static sg_status gather_grad(const sg_node *node, sg_tensor *dy, const bool *nee
   int64_t per = c.n_idx * inner;
   if (per == 0) return SG_OK;
   int64_t grain = SG_GRAIN_ELEMENTWISE / per;
-  sg_parallel_for(outer, grain > 1 ? grain : 1, scatter_range, &c);
+  sg__parallel_for(outer, grain > 1 ? grain : 1, scatter_range, &c);
   return SG_OK;
 }
 
@@ -118,7 +118,7 @@ sg_tensor *sg_gather(sg_tensor *x, sg_tensor *indices, int axis) {
   split_at(x->shape, x->rank, ax, &outer, &c.inner);
   if (y->numel > 0) {
     int64_t grain = SG_GRAIN_ELEMENTWISE / c.inner;
-    sg_parallel_for(outer * c.n_idx, grain > 1 ? grain : 1, gather_range, &c);
+    sg__parallel_for(outer * c.n_idx, grain > 1 ? grain : 1, gather_range, &c);
   }
   if (x->dtype == SG_F32) {
     sg_tensor *inputs[2] = {x, indices};

@@ -179,7 +179,7 @@ static void run_job(gemm_job *j, int64_t c_count) {
   plan_blocks(j, c_count, terms);
   int64_t items = c_count * j->rblocks * j->cblocks;
   double per_item = (double)j->rb * (double)j->cb * (double)(j->k ? j->k : 1) * (double)terms;
-  sg_parallel_for(items, sg__grain_for(per_item, GEMM_GRAIN_MACS), gemm_range, j);
+  sg__parallel_for(items, sg__grain_for(per_item, GEMM_GRAIN_MACS), gemm_range, j);
 }
 
 static int64_t batch_count(const int64_t *bat, int nb) {

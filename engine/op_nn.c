@@ -43,7 +43,7 @@ static void sm_run(sm_job *j, const int64_t *shape, int rank, int a, sg_range_fn
   j->r = shape[a];
   j->inner = prod(shape, a + 1, rank);
   int64_t row = j->r * j->inner;
-  if (row > 0) sg_parallel_for(prod(shape, 0, a), rows_grain(row), fn, j);
+  if (row > 0) sg__parallel_for(prod(shape, 0, a), rows_grain(row), fn, j);
 }
 
 /* iparam[0]: the normalised axis, iparam[1]: 1 for log_softmax. Saved: y. */
@@ -136,7 +136,7 @@ static sg_status ce_grad(const sg_node *node, sg_tensor *dy, const bool *need, s
               .dlabels = dlabels ? sg__f32(dlabels) : NULL,
               .dlogits = dlogits ? sg__f32(dlogits) : NULL,
               .classes = classes};
-  if (rows > 0 && classes > 0) sg_parallel_for(rows, rows_grain(classes), ce_backward, &j);
+  if (rows > 0 && classes > 0) sg__parallel_for(rows, rows_grain(classes), ce_backward, &j);
   sg_dispose(dloss);
   dx[0] = dlabels;
   dx[1] = dlogits;
@@ -173,7 +173,7 @@ sg_tensor *sg_softmax_cross_entropy(sg_tensor *labels, sg_tensor *logits) {
               .loss = sg__f32(loss),
               .log_probs = sg__f32(log_probs),
               .classes = classes};
-  if (rows > 0) sg_parallel_for(rows, rows_grain(classes > 0 ? classes : 1), ce_forward, &j);
+  if (rows > 0) sg__parallel_for(rows, rows_grain(classes > 0 ? classes : 1), ce_forward, &j);
   /* The batch mean: one sum in row order, then one division (0 rows: 0 / 0 = NaN). */
   float total = 0.0f;
   sg__backend()->reduce_sum(sg__f32(loss), 1, (size_t)rows, 1, &total);

@@ -95,7 +95,7 @@ static sg_status bn_grad(const sg_node *node, sg_tensor *dy, const bool *need, s
     }
     j.dx = sg__f32(dx[0]);
   }
-  if (rows > 0 && c > 0) sg_parallel_for(rows, j.grain, backward_range, &j);
+  if (rows > 0 && c > 0) sg__parallel_for(rows, j.grain, backward_range, &j);
   /* Per-channel totals in double, in chunk order. */
   for (int k = 1; k < 5; k++) {
     if (!need[k]) continue;
@@ -159,7 +159,7 @@ sg_tensor *sg_batch_norm(sg_tensor *x, sg_tensor *mean, sg_tensor *variance, sg_
   coefficients(sg__f32(mean), sg__f32(variance), sg__f32(offset), sg__f32(scale), c, epsilon, ab);
   bn_job j = {.be = sg__backend(), .x = sg__f32(x), .a = ab, .b = ab + c, .y = sg__f32(y), .c = c};
   if (rows > 0 && c > 0)
-    sg_parallel_for(rows, sg__grain_for((double)c, BN_GRAIN), forward_range, &j);
+    sg__parallel_for(rows, sg__grain_for((double)c, BN_GRAIN), forward_range, &j);
   sg__storage_release(work);
   sg_tensor *inputs[5] = {x, mean, variance, offset, scale};
   sg_node *node = sg__record(&op, bn_grad, inputs, 5, y);

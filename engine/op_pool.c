@@ -59,7 +59,7 @@ static sg_status pool_grad(const sg_node *node, sg_tensor *dy, const bool *need,
   if (!g) return sg_last_status();
   j.out = sg__f32(g);
   double per_image = (double)(out_image(&j.g) * j.g.k_h * j.g.k_w);
-  sg_parallel_for((int64_t)j.g.batch, sg__grain_for(per_image, POOL_GRAIN), backward_range, &j);
+  sg__parallel_for((int64_t)j.g.batch, sg__grain_for(per_image, POOL_GRAIN), backward_range, &j);
   dx[0] = g;
   return SG_OK;
 }
@@ -83,8 +83,8 @@ static sg_tensor *pool_op(bool is_max, sg_tensor *x, const int64_t *ksize, const
   j.out = sg__f32(y);
   double per_row = (double)(j.g.out_w * j.g.out_c * j.g.k_h * j.g.k_w);
   if (y->numel > 0)
-    sg_parallel_for(x->shape[0] * (int64_t)j.g.out_h, sg__grain_for(per_row, POOL_GRAIN),
-                    forward_range, &j);
+    sg__parallel_for(x->shape[0] * (int64_t)j.g.out_h, sg__grain_for(per_row, POOL_GRAIN),
+                     forward_range, &j);
   sg_node *node = sg__record(&op, pool_grad, &x, 1, y);
   if (op.record) {
     if (!node || (is_max && (!sg__save(node, x) || !sg__save(node, y)))) {

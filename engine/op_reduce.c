@@ -160,13 +160,13 @@ static bool run_reduce(sg_reduce_kernel k, const float *x, int64_t outer, int64_
       if (!part) return false;
       j.y = sg__f32(part);
       j.rc = rc;
-      sg_parallel_for(n_chunks, 1, fwd_split, &j);
+      sg__parallel_for(n_chunks, 1, fwd_split, &j);
       k(sg__f32(part), 1, (size_t)n_chunks, (size_t)inner, y);
       sg_dispose(part);
       return true;
     }
   }
-  sg_parallel_for(outer, row >= CHUNK ? 1 : CHUNK / row, fwd_outer, &j);
+  sg__parallel_for(outer, row >= CHUNK ? 1 : CHUNK / row, fwd_outer, &j);
   return true;
 }
 
@@ -205,10 +205,10 @@ static void run_backward(sg_reduce_backward_kernel k, const float *dy, const flo
   if (row > CHUNK && r >= 2) {
     j.rc = (CHUNK + inner - 1) / inner;
     j.n_rc = (r + j.rc - 1) / j.rc;
-    sg_parallel_for(outer * j.n_rc, 1, bwd_rows, &j);
+    sg__parallel_for(outer * j.n_rc, 1, bwd_rows, &j);
     return;
   }
-  sg_parallel_for(outer, row >= CHUNK ? 1 : CHUNK / row, bwd_outer, &j);
+  sg__parallel_for(outer, row >= CHUNK ? 1 : CHUNK / row, bwd_outer, &j);
 }
 
 /* ---- Forward --------------------------------------------------------------------------------- */
@@ -453,7 +453,7 @@ static sg_tensor *arg_op(bool is_max, sg_tensor *x, int axis) {
   arg_job j = {is_max ? be->argmax : be->argmin, sg__f32(x), y->data, r,
                prod(x->shape, a + 1, x->rank)};
   int64_t outer = prod(x->shape, 0, a), row = r * j.inner;
-  if (row > 0) sg_parallel_for(outer, row >= CHUNK ? 1 : CHUNK / row, arg_outer, &j);
+  if (row > 0) sg__parallel_for(outer, row >= CHUNK ? 1 : CHUNK / row, arg_outer, &j);
   return sg__op_end(&op, y);
 }
 

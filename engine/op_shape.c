@@ -165,7 +165,7 @@ static void permute_into(const sg_tensor *x, const int *perm, sg_tensor *y) {
     c.perm[i] = cperm[i + lead] - lead;
   }
   int64_t grain = SG_GRAIN_ELEMENTWISE / c.slice;
-  sg_parallel_for(slices, grain > 1 ? grain : 1, permute_range, &c);
+  sg__parallel_for(slices, grain > 1 ? grain : 1, permute_range, &c);
 }
 
 static sg_status transpose_grad(const sg_node *node, sg_tensor *dy, const bool *need,
@@ -268,7 +268,7 @@ sg_tensor *sg_cast(sg_tensor *x, sg_dtype dtype) {
   } else {
     y = sg__new(dtype, x->shape, x->rank);
     cast_ctx c = {.x = x->data, .y = y ? y->data : NULL, .from = x->dtype, .to = dtype};
-    if (y) sg_parallel_for(x->numel, SG_GRAIN_ELEMENTWISE, cast_range, &c);
+    if (y) sg__parallel_for(x->numel, SG_GRAIN_ELEMENTWISE, cast_range, &c);
   }
   if (!y) return sg__op_fail(&op);
   /* Only f32 -> f32 passes a gradient; other casts are not recorded, so none flows. */

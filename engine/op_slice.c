@@ -73,7 +73,7 @@ static void copy_box(const void *src, const int64_t *sshape, const int64_t *src_
     return;
   }
   int64_t grain = SG_GRAIN_ELEMENTWISE / box[rank - 1];
-  sg_parallel_for(rows, grain > 1 ? grain : 1, box_range, &b);
+  sg__parallel_for(rows, grain > 1 ? grain : 1, box_range, &b);
 }
 
 /* ---- slice ------------------------------------------------------------------------------ */
@@ -178,7 +178,7 @@ sg_tensor *sg_pad(sg_tensor *x, const int64_t *paddings, float value) {
   /* The pad value in y's dtype: i32 truncates (as sg_cast does), bool is value != 0. */
   fill_ctx fc = {.y = y->data, .dtype = x->dtype, .f = value};
   fc.i = value >= -2147483648.0f && value < 2147483648.0f ? (int32_t)value : INT32_MIN;
-  sg_parallel_for(y->numel, SG_GRAIN_ELEMENTWISE, fill_range, &fc);
+  sg__parallel_for(y->numel, SG_GRAIN_ELEMENTWISE, fill_range, &fc);
   copy_box(x->data, x->shape, NULL, y->data, shape, before, x->shape, x->rank,
            sg__dtype_size(x->dtype));
   if (x->dtype == SG_F32) {

@@ -66,7 +66,7 @@ static sg_status tile_grad(const sg_node *node, sg_tensor *dy, const bool *need,
     }
     c.y = next->data;
     int64_t grain = SG_GRAIN_ELEMENTWISE / (c.r * c.inner);
-    sg_parallel_for(outer, grain > 1 ? grain : 1, rsum_range, &c);
+    sg__parallel_for(outer, grain > 1 ? grain : 1, rsum_range, &c);
     if (t != dy) sg_dispose(t);
     t = next;
   }
@@ -113,7 +113,7 @@ sg_tensor *sg_tile(sg_tensor *x, const int64_t *reps) {
     }
     int64_t rows = y->numel / shape[x->rank - 1];
     int64_t grain = SG_GRAIN_ELEMENTWISE / shape[x->rank - 1];
-    sg_parallel_for(rows, grain > 1 ? grain : 1, tile_range, &c);
+    sg__parallel_for(rows, grain > 1 ? grain : 1, tile_range, &c);
   }
   if (x->dtype == SG_F32) {
     sg_node *node = sg__record(&op, tile_grad, &x, 1, y);

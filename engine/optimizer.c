@@ -162,7 +162,7 @@ sg_status sg_optimizer_step(sg_optimizer *opt, sg_tensor *const *vars, sg_tensor
     j.g = sg__f32(grads[i]);
     j.s0 = s > 0 ? opt->slot[i * s]->data : NULL;
     j.s1 = s > 1 ? opt->slot[i * s + 1]->data : NULL;
-    sg_parallel_for(vars[i]->numel, SG_GRAIN_ELEMENTWISE, step_range, &j);
+    sg__parallel_for(vars[i]->numel, SG_GRAIN_ELEMENTWISE, step_range, &j);
   }
   return SG_OK;
 }

@@ -3,7 +3,7 @@
 
 #include "engine.h"
 
-void sg_parallel_for(int64_t n, int64_t grain, sg_range_fn fn, void *arg) {
+void sg__parallel_for(int64_t n, int64_t grain, sg_range_fn fn, void *arg) {
   if (n <= 0) return;
   /* One chunk (tested first, so that tiny ops pay no division and no thread count) or one
      thread: no region, since even an empty one costs microseconds. */

@@ -35,7 +35,7 @@ sg_status sg_assign(sg_tensor *var, sg_tensor *value) {
                      sg__shape_str(value->shape, value->rank, b, sizeof b));
   if (var->data != value->data) {
     copy_job j = {.src = sg__f32(value), .dst = sg__f32(var)};
-    sg_parallel_for(var->numel, SG_GRAIN_ELEMENTWISE, copy_range, &j);
+    sg__parallel_for(var->numel, SG_GRAIN_ELEMENTWISE, copy_range, &j);
   }
   return SG_OK;
 }

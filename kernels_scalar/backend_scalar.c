@@ -11,7 +11,7 @@
   .reduce_##name = sg_f32_reduce_##name##__scalar,                                                 \
   .reduce_##name##_backward = sg_f32_reduce_##name##_backward__scalar,
 
-const sg_backend sg_backend_scalar = {
+const sg_backend sg__backend_scalar = {
     .name = "scalar",
     SG_FOR_EACH_UNARY_OP(SG_FILL_UNARY_) SG_FOR_EACH_STEP_OP(SG_FILL_STEP_)
         SG_FOR_EACH_BINARY_OP(SG_FILL_BINARY_) SG_FOR_EACH_COMPARE_OP(SG_FILL_COMPARE_)

@@ -33,40 +33,54 @@ extern "C" {
 
 /* ---- Kernel signatures ------------------------------------------------------------------- */
 
+/* Each signature is written once, as a function type sg_<kind>_fn. The struct's slots point to
+   these, and every backend declares its kernels with them (kernels_scalar.h, simd_decls.inc),
+   so a kernel whose definition drifts from its slot does not compile. sg_<kind>_kernel is the
+   matching pointer type. The op lists below use these kinds; the hand-written slots have a
+   type each, after the lists. */
+
 /* y[i] = f(x[i]) for i < n. */
-typedef void (*sg_unary_kernel)(const float *x, float *y, size_t n);
+typedef void sg_unary_fn(const float *x, float *y, size_t n);
+typedef sg_unary_fn *sg_unary_kernel;
 /* dx[i] = dy[i] * f'(x[i]); x or y is the saved tensor named in the op list (the other may be
    NULL). */
-typedef void (*sg_unary_backward_kernel)(const float *dy, const float *x, const float *y, float *dx,
-                                         size_t n);
+typedef void sg_unary_backward_fn(const float *dy, const float *x, const float *y, float *dx,
+                                  size_t n);
+typedef sg_unary_backward_fn *sg_unary_backward_kernel;
 /* y[i] = a[i*a_step] OP b[i*b_step]. */
-typedef void (*sg_binary_kernel)(const float *a, size_t a_step, const float *b, size_t b_step,
-                                 float *y, size_t n);
+typedef void sg_binary_fn(const float *a, size_t a_step, const float *b, size_t b_step, float *y,
+                          size_t n);
+typedef sg_binary_fn *sg_binary_kernel;
 /* da[i] = dy[i] * d(a OP b)/da, db[i] likewise, at a[i*a_step], b[i*b_step]; y is the forward
    output. da and db have n elements (not reduced to a broadcast operand's size); either may
    be NULL when that gradient is not wanted. add and sub read neither a nor b (pass dy, they
    must still be valid pointers); only pow reads y, which may be NULL for every other op. */
-typedef void (*sg_binary_backward_kernel)(const float *dy, const float *a, size_t a_step,
-                                          const float *b, size_t b_step, const float *y, float *da,
-                                          float *db, size_t n);
+typedef void sg_binary_backward_fn(const float *dy, const float *a, size_t a_step, const float *b,
+                                   size_t b_step, const float *y, float *da, float *db, size_t n);
+typedef sg_binary_backward_fn *sg_binary_backward_kernel;
 /* y[i] = a[i*a_step] CMP b[i*b_step] ? 1 : 0 (IEEE: every comparison with NaN is false, except
    not_equal). */
-typedef void (*sg_compare_kernel)(const float *a, size_t a_step, const float *b, size_t b_step,
-                                  uint8_t *y, size_t n);
+typedef void sg_compare_fn(const float *a, size_t a_step, const float *b, size_t b_step, uint8_t *y,
+                           size_t n);
+typedef sg_compare_fn *sg_compare_kernel;
 /* A reduction over the middle axis of x viewed as [outer, r, inner]: y is [outer, inner]. */
-typedef void (*sg_reduce_kernel)(const float *x, size_t outer, size_t r, size_t inner, float *y);
+typedef void sg_reduce_fn(const float *x, size_t outer, size_t r, size_t inner, float *y);
+typedef sg_reduce_fn *sg_reduce_kernel;
 /* Its backward: dy is [outer, inner], x and y as in the forward, dx is [outer, r, inner]. */
-typedef void (*sg_reduce_backward_kernel)(const float *dy, const float *x, const float *y,
-                                          size_t outer, size_t r, size_t inner, float *dx);
+typedef void sg_reduce_backward_fn(const float *dy, const float *x, const float *y, size_t outer,
+                                   size_t r, size_t inner, float *dx);
+typedef sg_reduce_backward_fn *sg_reduce_backward_kernel;
 /* Index of the extremum over the middle axis of [outer, r, inner]; the first one on ties; the
    first NaN if any. r must be at least 1. */
-typedef void (*sg_arg_reduce_kernel)(const float *x, size_t outer, size_t r, size_t inner,
-                                     int32_t *y);
+typedef void sg_arg_reduce_fn(const float *x, size_t outer, size_t r, size_t inner, int32_t *y);
+typedef sg_arg_reduce_fn *sg_arg_reduce_kernel;
 /* softmax / log_softmax over the middle axis of [outer, r, inner]. */
-typedef void (*sg_softmax_kernel)(const float *x, size_t outer, size_t r, size_t inner, float *y);
+typedef void sg_softmax_fn(const float *x, size_t outer, size_t r, size_t inner, float *y);
+typedef sg_softmax_fn *sg_softmax_kernel;
 /* Backward from the saved output y: dx for dy, all [outer, r, inner]. */
-typedef void (*sg_softmax_backward_kernel)(const float *dy, const float *y, size_t outer, size_t r,
-                                           size_t inner, float *dx);
+typedef void sg_softmax_backward_fn(const float *dy, const float *y, size_t outer, size_t r,
+                                    size_t inner, float *dx);
+typedef sg_softmax_backward_fn *sg_softmax_backward_kernel;
 
 /* ---- The op lists -------------------------------------------------------------------------- */
 
@@ -156,6 +170,63 @@ typedef struct sg_window2d {
   size_t multiplier; /* depthwise: output channels per input channel (1 otherwise) */
 } sg_window2d;
 
+/* ---- The hand-written slots' signatures ------------------------------------------------ */
+
+/* One function type per slot that no op list covers, named sg_<slot>_fn: the slot in struct
+   sg_backend below is a pointer to it (its contract is written there), and every backend
+   declares its kernel with it (`sg_gemm_fn sg_f32_gemm__avx2;`), so a kernel whose
+   definition drifts from its slot does not compile. */
+typedef void sg_leaky_relu_fn(const float *x, float *y, size_t n, float alpha);
+typedef void sg_leaky_relu_backward_fn(const float *dy, const float *x, float *dx, size_t n,
+                                       float alpha);
+typedef void sg_clip_fn(const float *x, float *y, size_t n, float lo, float hi);
+typedef void sg_clip_backward_fn(const float *dy, const float *x, float *dx, size_t n, float lo,
+                                 float hi);
+typedef void sg_fill_fn(float *y, size_t n, float v);
+typedef void sg_where_fn(const uint8_t *c, size_t c_step, const float *a, size_t a_step,
+                         const float *b, size_t b_step, float *y, size_t n);
+typedef void sg_where_backward_fn(const float *dy, const uint8_t *c, size_t c_step, float *da,
+                                  float *db, size_t n);
+typedef void sg_softmax_cross_entropy_fn(const float *labels, const float *logits, size_t rows,
+                                         size_t classes, float *loss, float *log_probs);
+typedef void sg_softmax_cross_entropy_backward_fn(const float *dloss, const float *labels,
+                                                  const float *log_probs, size_t rows,
+                                                  size_t classes, float *dlabels, float *dlogits);
+typedef void sg_gemm_fn(size_t m, size_t n, size_t k, const float *a, size_t lda, bool trans_a,
+                        const float *b, size_t ldb, bool trans_b, float beta, float *c, size_t ldc);
+typedef void sg_gemm_taps_fn(size_t m, size_t n, size_t k, size_t taps, const float *const *a,
+                             size_t lda, bool trans_a, const float *const *b, size_t ldb,
+                             float beta, float *c, size_t ldc);
+typedef void sg_transpose_fn(const float *x, const int64_t *shape, const int *perm, int rank,
+                             float *y);
+typedef void sg_scatter_add_fn(const float *dy, const int32_t *idx, size_t outer, size_t n_idx,
+                               size_t inner, size_t axis_dim, float *dx);
+typedef void sg_im2col_fn(const sg_window2d *g, const float *x, size_t p0, size_t p1, float *col);
+typedef void sg_col2im_fn(const sg_window2d *g, const float *col, size_t p0, size_t p1, float *dx);
+typedef void sg_depthwise_conv2d_fn(const sg_window2d *g, const float *x, const float *f,
+                                    size_t oh0, size_t oh1, float *y);
+typedef void sg_depthwise_conv2d_backward_input_fn(const sg_window2d *g, const float *dy,
+                                                   const float *f, float *dx);
+typedef void sg_depthwise_conv2d_backward_filter_fn(const sg_window2d *g, const float *dy,
+                                                    const float *x, float *df);
+typedef void sg_max_pool_fn(const sg_window2d *g, const float *x, size_t oh0, size_t oh1, float *y);
+typedef void sg_avg_pool_fn(const sg_window2d *g, const float *x, size_t oh0, size_t oh1, float *y);
+typedef void sg_max_pool_backward_fn(const sg_window2d *g, const float *dy, const float *x,
+                                     const float *y, float *dx);
+typedef void sg_avg_pool_backward_fn(const sg_window2d *g, const float *dy, float *dx);
+typedef void sg_batch_norm_fn(const float *x, size_t rows, size_t channels, const float *a,
+                              const float *b, float *y);
+typedef void sg_batch_norm_backward_fn(const float *dy, const float *x, size_t rows,
+                                       size_t channels, const float *a, const float *mean,
+                                       float *dx, float *sum_dy, float *sum_dy_xc);
+typedef void sg_dropout_fn(const float *x, float *y, size_t n, uint64_t offset, uint64_t seed,
+                           uint64_t threshold, float scale);
+typedef void sg_sgd_update_fn(float *w, const float *g, size_t n, float lr);
+typedef void sg_momentum_update_fn(float *w, float *v, const float *g, size_t n, float lr,
+                                   float momentum, bool nesterov);
+typedef void sg_adam_update_fn(float *w, float *m, float *v, const float *g, size_t n, float lr_t,
+                               float beta1, float beta2, float c2, float epsilon);
+
 /* ---- The backend ----------------------------------------------------------------------------- */
 
 typedef struct sg_backend {
@@ -170,21 +241,19 @@ typedef struct sg_backend {
   SG_FOR_EACH_COMPARE_OP(SG_DECLARE_COMPARE_SLOT_)
 
   /* y = x > 0 ? x : alpha * x. Backward saves x: dx = dy * (x > 0 ? 1 : alpha). */
-  void (*leaky_relu)(const float *x, float *y, size_t n, float alpha);
-  void (*leaky_relu_backward)(const float *dy, const float *x, float *dx, size_t n, float alpha);
+  sg_leaky_relu_fn *leaky_relu;
+  sg_leaky_relu_backward_fn *leaky_relu_backward;
   /* y = min(max(x, lo), hi), NaN stays NaN. Backward saves x: dx = dy where lo <= x <= hi. */
-  void (*clip)(const float *x, float *y, size_t n, float lo, float hi);
-  void (*clip_backward)(const float *dy, const float *x, float *dx, size_t n, float lo, float hi);
+  sg_clip_fn *clip;
+  sg_clip_backward_fn *clip_backward;
 
   /* y[i] = v for i < n (the bits of v, NaN and -0 included). */
-  void (*fill)(float *y, size_t n, float v);
+  sg_fill_fn *fill;
 
   /* y[i] = c[i*c_step] ? a[i*a_step] : b[i*b_step]. */
-  void (*where)(const uint8_t *c, size_t c_step, const float *a, size_t a_step, const float *b,
-                size_t b_step, float *y, size_t n);
+  sg_where_fn *where;
   /* da[i] = c ? dy[i] : 0, db[i] = c ? 0 : dy[i]; either output may be NULL. */
-  void (*where_backward)(const float *dy, const uint8_t *c, size_t c_step, float *da, float *db,
-                         size_t n);
+  sg_where_backward_fn *where_backward;
 
   /* Reductions over the middle axis of [outer, r, inner]: reduce_sum, reduce_sum_backward,
      reduce_max, ... (see SG_FOR_EACH_REDUCE_OP). */
@@ -201,21 +270,17 @@ typedef struct sg_backend {
 
   /* Fused softmax cross-entropy over rows of `classes` logits: loss[r] = -sum(labels * lsm),
      and the log-softmax lsm [rows, classes] is written for the backward. */
-  void (*softmax_cross_entropy)(const float *labels, const float *logits, size_t rows,
-                                size_t classes, float *loss, float *log_probs);
+  sg_softmax_cross_entropy_fn *softmax_cross_entropy;
   /* From dloss [rows]: dlogits = dloss * (e^lsm - labels), dlabels = -dloss * lsm; either
      output may be NULL. The logits gradient assumes each row of labels sums to 1 (as
      TensorFlow's does). */
-  void (*softmax_cross_entropy_backward)(const float *dloss, const float *labels,
-                                         const float *log_probs, size_t rows, size_t classes,
-                                         float *dlabels, float *dlogits);
+  sg_softmax_cross_entropy_backward_fn *softmax_cross_entropy_backward;
 
   /* C = op(A) op(B) + beta * C, C is m x n with row stride ldc; op(A) is m x k (A stored k x m
      when trans_a), op(B) is k x n (B stored n x k when trans_b). beta == 0 ignores C's old
      contents (NaN included). The matmul backward is this kernel with transposes:
      dA = dC op(B)^T, dB = op(A)^T dC. */
-  void (*gemm)(size_t m, size_t n, size_t k, const float *a, size_t lda, bool trans_a,
-               const float *b, size_t ldb, bool trans_b, float beta, float *c, size_t ldc);
+  sg_gemm_fn *gemm;
   /* C = sum over t < taps of op(A_t) B_t + beta * C, C m x n (row stride ldc), op(A_t) m x k
      (A_t = a[t], row stride lda, stored k x m when trans_a), B_t = b[t] k x n (row stride ldb).
      A convolution's shifted products summed in one pass, C written once however many taps:
@@ -223,19 +288,16 @@ typedef struct sg_backend {
      filter gradient sums, for one tap, the input pixels (transposed) times dy over many rows.
      beta == 0 ignores C's old contents; taps == 0 gives beta * C. The products add up over t,
      then k, in order. */
-  void (*gemm_taps)(size_t m, size_t n, size_t k, size_t taps, const float *const *a, size_t lda,
-                    bool trans_a, const float *const *b, size_t ldb, float beta, float *c,
-                    size_t ldc);
+  sg_gemm_taps_fn *gemm_taps;
 
   /* y = x permuted: y's axis i is x's axis perm[i]; shape is x's shape; 4-byte elements (f32
      or i32 bits). rank <= 8. The backward of a transpose is a transpose by the inverse perm. */
-  void (*transpose)(const float *x, const int64_t *shape, const int *perm, int rank, float *y);
+  sg_transpose_fn *transpose;
 
   /* Gather backward: x viewed as [outer, axis_dim, inner], indices [n_idx] into axis_dim;
      dx[o, idx[j], i] += dy[o, j, i]. dx must be zeroed first; out-of-range indices are
      skipped. */
-  void (*scatter_add)(const float *dy, const int32_t *idx, size_t outer, size_t n_idx, size_t inner,
-                      size_t axis_dim, float *dx);
+  sg_scatter_add_fn *scatter_add;
   /* ---- Convolution, pooling, normalisation, optimizers (one image at a time where a field
      takes a sg_window2d; x, y, dx, dy point at that image) ---- */
 
@@ -243,64 +305,54 @@ typedef struct sg_backend {
      p - p0 of col: the k_h * k_w * in_c input values under the window, tap-major and
      channel-minor (the order of a [k_h, k_w, in_c, out_c] filter's rows), 0 for taps outside
      the image. A convolution is then the gemm col [p1 - p0, K] x filter [K, out_c]. */
-  void (*im2col)(const sg_window2d *g, const float *x, size_t p0, size_t p1, float *col);
+  sg_im2col_fn *im2col;
   /* Its adjoint, for the input gradient: dx += each row of col (pixels [p0, p1)) scattered back
      to its taps; taps outside the image are dropped. dx is one whole image. */
-  void (*col2im)(const sg_window2d *g, const float *col, size_t p0, size_t p1, float *dx);
+  sg_col2im_fn *col2im;
 
   /* Depthwise convolution, filter [k_h, k_w, in_c, multiplier]: output channel c * multiplier
      + m sums x[.., c] * f[i, j, c, m] over the window. Forward writes output rows [oh0, oh1).
      The backward kernels accumulate over the whole image: dx += (dx zeroed by the caller), and
      df += (so the engine can sum images into one filter gradient). */
-  void (*depthwise_conv2d)(const sg_window2d *g, const float *x, const float *f, size_t oh0,
-                           size_t oh1, float *y);
-  void (*depthwise_conv2d_backward_input)(const sg_window2d *g, const float *dy, const float *f,
-                                          float *dx);
-  void (*depthwise_conv2d_backward_filter)(const sg_window2d *g, const float *dy, const float *x,
-                                           float *df);
+  sg_depthwise_conv2d_fn *depthwise_conv2d;
+  sg_depthwise_conv2d_backward_input_fn *depthwise_conv2d_backward_input;
+  sg_depthwise_conv2d_backward_filter_fn *depthwise_conv2d_backward_filter;
 
   /* Pooling over the window's taps inside the image (out_c == in_c, dilation 1), output rows
      [oh0, oh1).
      max_pool: NaN propagates; a window with no tap inside gives -inf. avg_pool divides by the
      number of taps inside the image (TensorFlow's SAME average), 0 taps give 0. */
-  void (*max_pool)(const sg_window2d *g, const float *x, size_t oh0, size_t oh1, float *y);
-  void (*avg_pool)(const sg_window2d *g, const float *x, size_t oh0, size_t oh1, float *y);
+  sg_max_pool_fn *max_pool;
+  sg_avg_pool_fn *avg_pool;
   /* Backward over the whole image, dx += (zeroed by the caller). max_pool routes each dy to the
      first tap (row-major in the window) where x == y (or both are NaN); avg_pool spreads dy /
      count over the taps inside the image. */
-  void (*max_pool_backward)(const sg_window2d *g, const float *dy, const float *x, const float *y,
-                            float *dx);
-  void (*avg_pool_backward)(const sg_window2d *g, const float *dy, float *dx);
+  sg_max_pool_backward_fn *max_pool_backward;
+  sg_avg_pool_backward_fn *avg_pool_backward;
 
   /* Batch normalisation over x viewed as [rows, channels] with per-channel a and b precomputed
      by the engine (a = scale / sqrt(variance + epsilon), b = offset - mean * a): y = x*a + b. */
-  void (*batch_norm)(const float *x, size_t rows, size_t channels, const float *a, const float *b,
-                     float *y);
+  sg_batch_norm_fn *batch_norm;
   /* Backward: dx = dy * a (dx may be NULL), and per channel sum_dy[c] += sum over rows of dy,
      sum_dy_xc[c] += sum of dy * (x - mean[c]). The engine turns these into the gradients of
      mean, variance, offset and scale. */
-  void (*batch_norm_backward)(const float *dy, const float *x, size_t rows, size_t channels,
-                              const float *a, const float *mean, float *dx, float *sum_dy,
-                              float *sum_dy_xc);
+  sg_batch_norm_backward_fn *batch_norm_backward;
 
   /* Dropout of elements [offset, offset + n) of a tensor: y[i] = keep ? x[i] * scale : 0, with
      keep = hash(seed, offset + i) >= threshold, threshold = rate * 2^32, scale = 1 / (1 - rate).
      hash (every backend must give the same bits): h = fmix32((uint32)i * 0x9E3779B1 +
      (uint32)seed), then h = fmix32(h ^ (uint32)(seed >> 32) ^ (uint32)(i >> 32)), where fmix32
      is MurmurHash3's finaliser. The backward is this kernel on dy with the same seed. */
-  void (*dropout)(const float *x, float *y, size_t n, uint64_t offset, uint64_t seed,
-                  uint64_t threshold, float scale);
+  sg_dropout_fn *dropout;
 
   /* Fused optimizer updates, one pass over the parameters w, the gradients g and the state, all
      n long, updated in place. sgd: w -= lr * g. momentum: v = momentum * v + g, then w -= lr *
      (nesterov ? g + momentum * v : v). adam (bias correction folded in by the caller: lr_t =
      lr / (1 - beta1^t), c2 = 1 / sqrt(1 - beta2^t)): m = beta1 m + (1 - beta1) g, v = beta2 v +
      (1 - beta2) g^2, w -= lr_t * m / (sqrt(v) * c2 + epsilon). */
-  void (*sgd_update)(float *w, const float *g, size_t n, float lr);
-  void (*momentum_update)(float *w, float *v, const float *g, size_t n, float lr, float momentum,
-                          bool nesterov);
-  void (*adam_update)(float *w, float *m, float *v, const float *g, size_t n, float lr_t,
-                      float beta1, float beta2, float c2, float epsilon);
+  sg_sgd_update_fn *sgd_update;
+  sg_momentum_update_fn *momentum_update;
+  sg_adam_update_fn *adam_update;
 } sg_backend;
 
 /* The backend the engine uses now (after sg_init's choice or sg_use_backend). */
