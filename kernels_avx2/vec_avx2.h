@@ -198,6 +198,6 @@ static inline vf vsin(vf a) { return Sleef_sinf8_u10avx2(a); }
 static inline vf vcos(vf a) { return Sleef_cosf8_u10avx2(a); }
 static inline vf vpow(vf a, vf b) { return Sleef_powf8_u10avx2(a, b); }
 
-#include "kernels_simd/simd_math.inc" /* vexp, vtanh, vphi, vgelu, vgelu_grad */
+#include "kernels_simd/simd_math.inc" /* vexp, vtanh, vgelu, vgelu_grad */
 
 #endif

@@ -162,6 +162,6 @@ static inline vf vsin(vf a) { return Sleef_sinf16_u10avx512f(a); }
 static inline vf vcos(vf a) { return Sleef_cosf16_u10avx512f(a); }
 static inline vf vpow(vf a, vf b) { return Sleef_powf16_u10avx512f(a, b); }
 
-#include "kernels_simd/simd_math.inc" /* vexp, vtanh, vphi, vgelu, vgelu_grad */
+#include "kernels_simd/simd_math.inc" /* vexp, vtanh, vgelu, vgelu_grad */
 
 #endif

@@ -1,6 +1,7 @@
 /* The vector vocabulary the ISA-neutral kernel templates (kernels_simd/simd_*.inc) are written
  * in, for AArch64 Advanced SIMD (NEON): 4 floats per vector, masks as all-ones uint32 lanes.
- * Only files in kernels_neon/ include this. NEON is part of the AArch64 baseline, so no flags. */
+ * Only the neon instances of the templates include this. NEON is part of the AArch64 baseline, so
+ * no flags. */
 #ifndef SIMDGRAD_VEC_NEON_H
 #define SIMDGRAD_VEC_NEON_H
 
@@ -201,6 +202,6 @@ static inline vf vpow(vf a, vf b) { return Sleef_powf4_u10advsimd(a, b); }
 
 /* vexp, vtanh, vphi, vgelu. Its clamps rely on vmax/vmin letting NaN through, which FMAX and
    FMIN do (above). */
-#include "kernels_simd/simd_math.inc"
+#include "kernels_simd/simd_math.inc" /* vexp, vtanh, vgelu, vgelu_grad */
 
 #endif
