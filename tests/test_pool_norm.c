@@ -125,6 +125,31 @@ Test(pool, matches_reference_on_every_backend) {
   sg_use_backend(best);
 }
 
+/* Among taps equal to the max (+0 and -0), the first one's bits come out, on every backend as in
+   scalar (x86's max returns its second operand and NEON's orders -0 below +0, so a plain vector
+   max would differ). 19 channels: vector bodies and tails. */
+Test(pool, max_keeps_the_first_of_equal_taps_on_every_backend) {
+  const char *best = sg_backend_name();
+  const int64_t shape[] = {1, 2, 2, 19}, k[] = {2, 2}, st[] = {2, 2};
+  float x[4 * 19];
+  for (int t = 0; t < 4; t++)
+    for (int c = 0; c < 19; c++) x[t * 19 + c] = ((c >> t) & 1) ? -0.0f : 0.0f;
+  sg_tensor *xt = sg_tensor_f32(x, shape, 4);
+  for (int b = 0; b < N_BACKENDS; b++) {
+    if (!sg_backend_available(k_backends[b])) continue;
+    sg_use_backend(k_backends[b]);
+    sg_tensor *y = sg_max_pool(xt, k, st, SG_PADDING_VALID, NULL);
+    cr_assert_not_null(y, "%s", sg_last_error());
+    for (int c = 0; c < 19; c++)
+      cr_assert_eq(signbit(sg_data_f32(y)[c]) != 0, (c & 1) != 0,
+                   "%s: channel %d gives %g, the first tap is %g", k_backends[b], c,
+                   sg_data_f32(y)[c], x[c]);
+    sg_dispose(y);
+  }
+  sg_dispose(xt);
+  sg_use_backend(best);
+}
+
 typedef struct pool_arg {
   bool is_max;
   int64_t k[2], s[2];
