@@ -134,10 +134,11 @@ void bench_openblas_sgemm(int n, const float *a, const float *b, float *c);
 
 /* ---- Per-op figures (bench_opinfo.c) ---- */
 
-/* Input range of operand i (0 or 1) of an op, by op name ("exp", "pow"); [-4, 4) by default. */
+/* Input range of operand i (0 or 1) of an op, by op name ("exp", "pow"): its op-info row's
+   bench range; [-4, 4) for an op with no elementwise row (reshape, matmul, ...). */
 void bench_op_range(const char *op, int i, float *lo, float *hi);
 /* Nominal FLOPs per element of a slot ("exp", "exp_backward", "reduce_max", ...): see
-   docs/bench.md. Ops not in the table count 1 forward and 2 backward. */
+   docs/bench.md. A slot without a row in the op-info tables ends the program. */
 double bench_op_flops(const char *slot);
 
 #endif /* SIMDGRAD_BENCH_H */

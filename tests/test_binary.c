@@ -1,60 +1,39 @@
 /* Tests of the broadcasting binary ops, the comparisons and where: known values for every
  * broadcast pattern (against an index-by-index reference in double), errors, the NaN policy,
- * gradients (hand values and finite differences), every backend's kernels against the scalar
- * ones, and thread-count independence. */
+ * gradients (hand values and finite differences), the scalar kernels against the op-info rows'
+ * double references, and thread-count independence. Every backend's kernels against the scalar
+ * ones are tests/test_conformance_binary.c's. */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "engine/engine.h"
+#include "opinfo.h"
 #include "support.h"
 
-/* ---- Reference helpers ---------------------------------------------------------------------- */
+/* ---- The ops and their op-info rows ------------------------------------------------------- */
 
 typedef sg_tensor *(*binary_fn)(sg_tensor *, sg_tensor *);
-typedef double (*ref_fn)(double a, double b);
 
-static double r_add(double a, double b) { return a + b; }
-static double r_sub(double a, double b) { return a - b; }
-static double r_mul(double a, double b) { return a * b; }
-static double r_div(double a, double b) { return a / b; }
-static double r_pow(double a, double b) { return pow(a, b); }
-static double r_max(double a, double b) { return isnan(a) || isnan(b) ? NAN : a >= b ? a : b; }
-static double r_min(double a, double b) { return isnan(a) || isnan(b) ? NAN : a <= b ? a : b; }
-static double r_sqd(double a, double b) { return (a - b) * (a - b); }
-static double r_eq(double a, double b) { return a == b; }
-static double r_ne(double a, double b) { return a != b; }
-static double r_lt(double a, double b) { return a < b; }
-static double r_le(double a, double b) { return a <= b; }
-static double r_gt(double a, double b) { return a > b; }
-static double r_ge(double a, double b) { return a >= b; }
-
+/* An op through the engine; its double reference, input ranges and bound against it are its
+   op-info row (opinfo/opinfo_binary.c). */
 typedef struct op_case {
   const char *name;
   binary_fn fn;
-  ref_fn ref;
   bool compare;
-  float a_lo, a_hi, b_lo, b_hi; /* input ranges that keep the op well defined */
-  double rtol;
 } op_case;
 
-static const op_case k_ops[] = {
-    {"add", sg_add, r_add, false, -3, 3, -3, 3, 1e-6},
-    {"sub", sg_sub, r_sub, false, -3, 3, -3, 3, 1e-6},
-    {"mul", sg_mul, r_mul, false, -3, 3, -3, 3, 1e-6},
-    {"div", sg_div, r_div, false, -3, 3, 0.5f, 3, 1e-6},
-    {"pow", sg_pow, r_pow, false, 0.25f, 3, -2, 2, 2e-6},
-    {"maximum", sg_maximum, r_max, false, -3, 3, -3, 3, 0},
-    {"minimum", sg_minimum, r_min, false, -3, 3, -3, 3, 0},
-    {"squared_difference", sg_squared_difference, r_sqd, false, -3, 3, -3, 3, 1e-6},
-    {"equal", sg_equal, r_eq, true, -2, 2, -2, 2, 0},
-    {"not_equal", sg_not_equal, r_ne, true, -2, 2, -2, 2, 0},
-    {"less", sg_less, r_lt, true, -2, 2, -2, 2, 0},
-    {"less_equal", sg_less_equal, r_le, true, -2, 2, -2, 2, 0},
-    {"greater", sg_greater, r_gt, true, -2, 2, -2, 2, 0},
-    {"greater_equal", sg_greater_equal, r_ge, true, -2, 2, -2, 2, 0},
-};
+#define BINARY_(nm, doc) {#nm, sg_##nm, false},
+#define COMPARE_(nm, doc) {#nm, sg_##nm, true},
+static const op_case k_ops[] = {SG_FOR_EACH_BINARY_OP(BINARY_) SG_FOR_EACH_COMPARE_OP(COMPARE_)};
 #define N_OPS (sizeof k_ops / sizeof k_ops[0])
+
+/* No row, no test: tests/test_opinfo.c names the missing row too. */
+static const opinfo_binary *row(const char *name) {
+  const opinfo_binary *r = opinfo_binary_find(name);
+  cr_assert_not_null(r, "no op-info row for %s (opinfo/opinfo_binary.c)", name);
+  return r;
+}
 
 /* Deterministic values; comparisons get integers so that equal pairs occur. */
 static uint64_t g_rng = 88172645463325252ull;
@@ -127,8 +106,9 @@ static const pattern k_patterns[] = {
 #define N_PATTERNS (sizeof k_patterns / sizeof k_patterns[0])
 
 static void check_against_reference(const op_case *op, const pattern *p) {
-  sg_tensor *a = random_tensor(p->a, p->ar, op->a_lo, op->a_hi, op->compare);
-  sg_tensor *b = random_tensor(p->b, p->br, op->b_lo, op->b_hi, op->compare);
+  const opinfo_binary *info = row(op->name);
+  sg_tensor *a = random_tensor(p->a, p->ar, info->domain.lo, info->domain.hi, op->compare);
+  sg_tensor *b = random_tensor(p->b, p->br, info->domain_b.lo, info->domain_b.hi, op->compare);
   sg_tensor *y = op->fn(a, b);
   cr_assert_not_null(y, "%s: %s", op->name, sg_last_error());
   cr_assert_eq(sg_dtype_of(y), op->compare ? SG_BOOL : SG_F32, "%s: dtype", op->name);
@@ -140,13 +120,13 @@ static void check_against_reference(const op_case *op, const pattern *p) {
   for (int64_t i = 0; i < n; i++) {
     double av = ad[ref_index(i, p->out, p->outr, p->a, p->ar)];
     double bv = bd[ref_index(i, p->out, p->outr, p->b, p->br)];
-    double want = op->ref(av, bv);
+    double want = info->ref(av, bv);
     if (op->compare) {
       cr_assert_eq(sg_data_bool(y)[i], (uint8_t)want, "%s(%g, %g) at %lld", op->name, av, bv,
                    (long long)i);
     } else {
       float got = sg_data_f32(y)[i];
-      cr_assert(fabs(got - want) <= op->rtol * fabs(want) + 1e-30,
+      cr_assert(fabs(got - want) <= info->rtol * fabs(want) + 1e-30,
                 "%s(%.9g, %.9g) = %.9g, want %.9g", op->name, av, bv, got, want);
     }
   }
@@ -310,9 +290,10 @@ Test(binary, max_min_propagate_nan_in_body_and_tail) {
     if (!be) continue;
     for (int which = 0; which < 2; which++) {
       sg_binary_kernel fn = which ? be->minimum : be->maximum;
+      double (*ref)(double, double) = row(which ? "minimum" : "maximum")->ref;
       fn(a, 1, b, 1, y, n);
       for (size_t i = 0; i < n; i++) {
-        double want = which ? r_min(a[i], b[i]) : r_max(a[i], b[i]);
+        double want = ref(a[i], b[i]);
         if (isnan(want))
           cr_assert(isnan(y[i]), "%s %s: element %zu not NaN", be->name,
                     which ? "minimum" : "maximum", i);
@@ -608,154 +589,12 @@ Test(grad, gc_check_where) {
   sg_dispose(a), sg_dispose(b), sg_dispose(c);
 }
 
-/* ---- Kernels: every backend against the scalar one ------------------------------------------ */
+/* ---- Kernels -------------------------------------------------------------------------------- */
 
-static const size_t k_sizes[] = {0, 1, 7, 15, 16, 17, 31, 33, 1000, 100003};
-#define MAX_N 100003
-#define PAD 4
-
-typedef struct kbuf {
-  float *a, *b, *dy, *y_ref, *y, *da_ref, *db_ref, *da, *db;
-  uint8_t *c, *m_ref, *m;
-} kbuf;
+/* Every backend's kernels against the scalar ones are tests/test_conformance_binary.c's. */
 
 static void fill(float *p, size_t n, float lo, float hi) {
   for (size_t i = 0; i < n; i++) p[i] = rnd(lo, hi);
-}
-
-/* got vs want: equal, both NaN, or within rtol. */
-static void expect_close(const char *be, const char *what, size_t n, size_t off, size_t as,
-                         size_t bs, const float *got, const float *want, double rtol) {
-  for (size_t i = 0; i < n; i++) {
-    float g = got[i], w = want[i];
-    if (isnan(w)) {
-      cr_assert(isnan(g), "%s %s n=%zu off=%zu steps %zu,%zu [%zu]: %.9g, want NaN", be, what, n,
-                off, as, bs, i, g);
-      continue;
-    }
-    cr_assert(g == w || fabs((double)g - w) <= rtol * fabs(w),
-              "%s %s n=%zu off=%zu steps %zu,%zu [%zu]: %.9g, want %.9g", be, what, n, off, as, bs,
-              i, g, w);
-  }
-}
-
-Test(kernels, every_backend_matches_scalar, .timeout = 60) {
-  const sg_backend *ref = sg_backend_get("scalar");
-  cr_assert_not_null(ref);
-  kbuf k;
-  float **fl[] = {&k.a, &k.b, &k.dy, &k.y_ref, &k.y, &k.da_ref, &k.db_ref, &k.da, &k.db};
-  for (size_t i = 0; i < sizeof fl / sizeof fl[0]; i++)
-    *fl[i] = malloc((MAX_N + PAD) * sizeof(float));
-  k.c = malloc(MAX_N + PAD), k.m_ref = malloc(MAX_N + PAD), k.m = malloc(MAX_N + PAD);
-  for (size_t i = 0; i < MAX_N + PAD; i++) k.c[i] = rnd(0, 1) < 0.5f;
-
-  /* Per op: input ranges and the relative tolerance against scalar (0: bit-exact arithmetic). */
-  const struct {
-    const char *name;
-    float alo, ahi, blo, bhi;
-    double rtol, rtol_back;
-    bool uses_ab, uses_y;
-  } ops[] = {
-      {"add", -3, 3, -3, 3, 0, 0, false, false},
-      {"sub", -3, 3, -3, 3, 0, 0, false, false},
-      {"mul", -3, 3, -3, 3, 0, 0, true, false},
-      {"div", -3, 3, 0.5f, 3, 0, 4e-7, true, false},
-      {"pow", 0.25f, 3, -2, 2, 4e-7, 2e-6, true, true},
-      {"maximum", -3, 3, -3, 3, 0, 0, true, false},
-      {"minimum", -3, 3, -3, 3, 0, 0, true, false},
-      {"squared_difference", -3, 3, -3, 3, 0, 4e-7, true, false},
-  };
-#define SLOT_(name, doc) {ref->name, ref->name##_backward},
-  const struct {
-    sg_binary_kernel fwd;
-    sg_binary_backward_kernel back;
-  } ref_slots[] = {SG_FOR_EACH_BINARY_OP(SLOT_)};
-#undef SLOT_
-#define CMP_(name, doc) ref->name,
-  const sg_compare_kernel ref_cmp[] = {SG_FOR_EACH_COMPARE_OP(CMP_)};
-#undef CMP_
-
-  for (size_t bi = 1; bi < 4; bi++) {
-    const sg_backend *be = sg_backend_get(k_backends[bi]);
-    if (!be) continue;
-#define SLOT_(name, doc) {be->name, be->name##_backward},
-    const struct {
-      sg_binary_kernel fwd;
-      sg_binary_backward_kernel back;
-    } slots[] = {SG_FOR_EACH_BINARY_OP(SLOT_)};
-#undef SLOT_
-#define CMP_(name, doc) be->name,
-    const sg_compare_kernel cmp[] = {SG_FOR_EACH_COMPARE_OP(CMP_)};
-#undef CMP_
-    for (size_t o = 0; o < 8; o++) {
-      fill(k.a, MAX_N + PAD, ops[o].alo, ops[o].ahi);
-      fill(k.b, MAX_N + PAD, ops[o].blo, ops[o].bhi);
-      fill(k.dy, MAX_N + PAD, -2, 2);
-      for (size_t si = 0; si < sizeof k_sizes / sizeof k_sizes[0]; si++) {
-        size_t n = k_sizes[si];
-        for (size_t off = 0; off < 2; off++) /* 1: every pointer misaligned by one float */
-          for (size_t st = 0; st < 4; st++) {
-            size_t as = st & 1, bs = st >> 1;
-            const float *a = k.a + off, *b = k.b + off + 1, *dy = k.dy + off;
-            ref_slots[o].fwd(a, as, b, bs, k.y_ref + off, n);
-            slots[o].fwd(a, as, b, bs, k.y + off, n);
-            expect_close(be->name, ops[o].name, n, off, as, bs, k.y + off, k.y_ref + off,
-                         ops[o].rtol);
-            /* Backward as the engine calls it: dy stands in for a and b where the kernel does
-               not read them, y only for pow; every combination of outputs. */
-            const float *ka = ops[o].uses_ab ? a : dy, *kb = ops[o].uses_ab ? b : dy;
-            const float *ky = ops[o].uses_y ? k.y_ref + off : NULL;
-            ref_slots[o].back(dy, ka, as, kb, bs, ky, k.da_ref + off, k.db_ref + off, n);
-            for (int want = 1; want <= 3; want++) {
-              float *da = want & 1 ? k.da + off : NULL, *db = want & 2 ? k.db + off : NULL;
-              slots[o].back(dy, ka, as, kb, bs, ky, da, db, n);
-              if (da)
-                expect_close(be->name, "da", n, off, as, bs, da, k.da_ref + off, ops[o].rtol_back);
-              if (db)
-                expect_close(be->name, "db", n, off, as, bs, db, k.db_ref + off, ops[o].rtol_back);
-            }
-          }
-      }
-    }
-    /* In place: y aliases a. */
-    for (size_t o = 0; o < 8; o++) {
-      fill(k.a, 1000, 0.5f, 2), fill(k.b, 1000, 0.5f, 2);
-      ref_slots[o].fwd(k.a, 1, k.b, 1, k.y_ref, 1000);
-      memcpy(k.y, k.a, 1000 * sizeof(float));
-      slots[o].fwd(k.y, 1, k.b, 1, k.y, 1000);
-      expect_close(be->name, ops[o].name, 1000, 0, 1, 1, k.y, k.y_ref, ops[o].rtol);
-    }
-    /* Comparisons on integer-valued data, so equality happens, plus where. */
-    for (size_t i = 0; i < MAX_N + PAD; i++)
-      k.a[i] = floorf(rnd(-3, 3)), k.b[i] = floorf(rnd(-3, 3));
-    for (size_t si = 0; si < sizeof k_sizes / sizeof k_sizes[0]; si++) {
-      size_t n = k_sizes[si];
-      for (size_t off = 0; off < 2; off++)
-        for (size_t st = 0; st < 4; st++) {
-          size_t as = st & 1, bs = st >> 1;
-          for (size_t c = 0; c < 6; c++) {
-            ref_cmp[c](k.a + off, as, k.b + 1, bs, k.m_ref + off, n);
-            cmp[c](k.a + off, as, k.b + 1, bs, k.m + off, n);
-            cr_assert(memcmp(k.m + off, k.m_ref + off, n) == 0, "%s compare %zu n=%zu", be->name, c,
-                      n);
-          }
-          for (size_t cs = 0; cs < 2; cs++) {
-            ref->where(k.c + off, cs, k.a + off, as, k.b + 1, bs, k.y_ref + off, n);
-            be->where(k.c + off, cs, k.a + off, as, k.b + 1, bs, k.y + off, n);
-            expect_close(be->name, "where", n, off, as, bs, k.y + off, k.y_ref + off, 0);
-            ref->where_backward(k.dy + off, k.c + 1, cs, k.da_ref + off, k.db_ref + off, n);
-            for (int want = 1; want <= 3; want++) {
-              float *da = want & 1 ? k.da + off : NULL, *db = want & 2 ? k.db + off : NULL;
-              be->where_backward(k.dy + off, k.c + 1, cs, da, db, n);
-              if (da) expect_close(be->name, "where da", n, off, cs, 0, da, k.da_ref + off, 0);
-              if (db) expect_close(be->name, "where db", n, off, cs, 0, db, k.db_ref + off, 0);
-            }
-          }
-        }
-    }
-  }
-  for (size_t i = 0; i < sizeof fl / sizeof fl[0]; i++) free(*fl[i]);
-  free(k.c), free(k.m_ref), free(k.m);
 }
 
 /* The scalar kernels themselves against the double reference, with steps 0 and 1. */
@@ -765,29 +604,34 @@ Test(kernels, scalar_matches_reference) {
   uint8_t m[33];
   const struct {
     sg_binary_kernel fn;
-    ref_fn ref;
+    const char *name;
     double rtol;
-  } f[] = {{s->add, r_add, 0},     {s->sub, r_sub, 0},
-           {s->mul, r_mul, 0},     {s->div, r_div, 0},
-           {s->pow, r_pow, 2e-7},  {s->maximum, r_max, 0},
-           {s->minimum, r_min, 0}, {s->squared_difference, r_sqd, 4e-7}};
-  const sg_compare_kernel c[] = {s->equal,      s->not_equal, s->less,
-                                 s->less_equal, s->greater,   s->greater_equal};
-  const ref_fn cr[] = {r_eq, r_ne, r_lt, r_le, r_gt, r_ge};
+  } f[] = {{s->add, "add", 0},         {s->sub, "sub", 0},
+           {s->mul, "mul", 0},         {s->div, "div", 0},
+           {s->pow, "pow", 2e-7},      {s->maximum, "maximum", 0},
+           {s->minimum, "minimum", 0}, {s->squared_difference, "squared_difference", 4e-7}};
+#define CMP_(nm, doc) {s->nm, #nm},
+  const struct {
+    sg_compare_kernel fn;
+    const char *name;
+  } c[] = {SG_FOR_EACH_COMPARE_OP(CMP_)};
+#undef CMP_
   fill(a, 33, 0.5f, 2), fill(b, 33, -2, 2);
   for (size_t st = 0; st < 4; st++) {
     size_t as = st & 1, bs = st >> 1;
     for (size_t i = 0; i < 8; i++) {
       f[i].fn(a, as, b, bs, y, 33);
       for (size_t j = 0; j < 33; j++) {
-        double w = (float)f[i].ref(a[j * as], b[j * bs]);
+        double w = (float)row(f[i].name)->ref(a[j * as], b[j * bs]);
         cr_assert(fabs(y[j] - w) <= f[i].rtol * fabs(w), "op %zu [%zu]: %.9g vs %.9g", i, j, y[j],
                   w);
       }
     }
     for (size_t i = 0; i < 6; i++) {
-      c[i](a, as, b, bs, m, 33);
-      for (size_t j = 0; j < 33; j++) cr_assert_eq(m[j], (uint8_t)cr[i](a[j * as], b[j * bs]));
+      c[i].fn(a, as, b, bs, m, 33);
+      for (size_t j = 0; j < 33; j++)
+        cr_assert_eq(m[j], (uint8_t)row(c[i].name)->ref(a[j * as], b[j * bs]), "%s [%zu]",
+                     c[i].name, j);
     }
   }
 }

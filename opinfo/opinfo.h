@@ -1,0 +1,135 @@
+/* Op-info tables: per-op figures that the tests, the accuracy report and the bench share, one
+ * row per op, written with designated initialisers. The op lists of include/simdgrad/backend.h
+ * stay the one list of slots; these tables only describe them, and tests/test_opinfo.c fails
+ * when a slot of a list has no row (or a row lacks a field a consumer reads). A lookup returns
+ * NULL for a name without a row: no consumer falls back to a default.
+ *
+ * Which consumer reads what:
+ *   tests/test_unary.c, test_binary.c   ref, dref, domain, grad_domain, vs_double, edge
+ *   tests/test_conformance_*.c          conf (the contract against the scalar backend)
+ *   tests/accuracy_report.c             ref, dref, dref_y, sweep
+ *   bench/bench_opinfo.c                bench_range, flops (docs/bench.md's counting rule)
+ */
+#ifndef SIMDGRAD_OPINFO_H
+#define SIMDGRAD_OPINFO_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+/* The parameters the unary tables' leaky_relu and clip rows are measured with. */
+#define OPINFO_LEAKY_ALPHA 0.1f
+#define OPINFO_CLIP_LO -1.0f
+#define OPINFO_CLIP_HI 2.0f
+
+/* FLOPs of a transcendental function (exp, log, tanh, erf, sin, pow, ...): about what a
+   vectorised polynomial implementation executes (docs/bench.md). */
+#define OPINFO_TRANSC 20.0
+
+typedef struct opinfo_range {
+  float lo, hi;
+} opinfo_range;
+
+/* One kernel's contract against the scalar backend's kernel for the same slot. A result passes
+   when its ULP distance from scalar is <= ulp + grow * sqrt(r), or when |got - want| <= (abs +
+   grow * sqrt(r)) * FLT_EPSILON * scale, scale being the magnitude the family's error is
+   relative to (|dy| for backward kernels, the row's sum of |x| for sums, ...). All zero is
+   bit-exact (the strictest contract, so a bound left out fails loudly rather than passes);
+   zero_any accepts either sign for a zero result; tiny also accepts |got - want| <= tiny *
+   FLT_TRUE_MIN (times |dy| for backward kernels), for ops whose last rounding happens in the
+   denormal range and is then scaled up. r is the length of the reduced row for reductions,
+   softmax and gemm (k), 1 elsewhere. */
+typedef struct opinfo_bound {
+  double ulp, grow, abs;
+  bool zero_any;
+  double tiny;
+  /* Unary backward: the magnitude of f''s terms at x, where f' cancels (NULL: 1). */
+  double (*mag)(double x);
+} opinfo_bound;
+
+/* The conformance tests' inputs and bounds: domain is the first float input's range in the
+   clean pass (x, a, logits), domain_b the second's (b; {0, 0}: as domain). */
+typedef struct opinfo_conf {
+  opinfo_range domain, domain_b;
+  opinfo_bound fwd, bwd;
+} opinfo_conf;
+
+/* Nominal FLOPs per element of the op's (largest) input, forward and its "_backward" slot;
+   given marks a row that states them (0 FLOPs is a real figure: data movement). */
+typedef struct opinfo_flops {
+  bool given;
+  double fwd, bwd;
+} opinfo_flops;
+#define OPINFO_FLOPS(f, b)                                                                         \
+  { .given = true, .fwd = (f), .bwd = (b) }
+
+/* Accuracy against the double reference through the engine: |got - want| <= atol + rtol *
+   |want| (forward), the b-prefixed pair for the backward kernel against dy * dref(x). */
+typedef struct opinfo_vs_double {
+  double rtol, atol, brtol, batol;
+} opinfo_vs_double;
+
+/* ---- Unary ops: SG_FOR_EACH_UNARY_OP, SG_FOR_EACH_STEP_OP, leaky_relu and clip ---- */
+
+typedef struct opinfo_unary {
+  const char *name;
+  double (*ref)(double x);    /* the op in double */
+  double (*dref)(double x);   /* its derivative; NULL for step ops */
+  double (*dref_y)(double y); /* the derivative from the saved y (ops that save y), else NULL */
+  opinfo_range domain;        /* sample domain of the value tests */
+  opinfo_range grad_domain;   /* finite-difference domain, whose sample points avoid kinks */
+  opinfo_vs_double vs_double;
+  float edge[5];    /* f(NaN), f(+inf), f(-inf), f(+0), f(-0) */
+  bool zero_signed; /* the sign of a zero result in edge[] is part of the contract */
+  opinfo_conf conf;
+  opinfo_range sweep; /* the accuracy report's swept domain */
+  /* An extra accuracy row over another domain, shown with this label (NULL: none). */
+  const char *sweep2_label;
+  opinfo_range sweep2;
+  opinfo_range bench_range;
+  opinfo_flops flops;
+} opinfo_unary;
+
+/* ---- Binary ops: SG_FOR_EACH_BINARY_OP, SG_FOR_EACH_COMPARE_OP and where ---- */
+
+typedef struct opinfo_binary {
+  const char *name;
+  double (*ref)(double a, double b); /* comparisons: 1 or 0 */
+  /* The gradients' factors: da = dy * da(a, b, y), db likewise (NULL: no backward). */
+  double (*da)(double a, double b, double y);
+  double (*db)(double a, double b, double y);
+  opinfo_range domain, domain_b; /* the value tests' ranges, which keep the op well defined */
+  double rtol;                   /* the value tests' bound against ref */
+  opinfo_conf conf;
+  opinfo_range sweep, sweep_b; /* the accuracy report's grid */
+  opinfo_range bench_range, bench_range_b;
+  opinfo_flops flops;
+} opinfo_binary;
+
+/* ---- Every other kernel: reductions, softmax family, gemm, shape, image ops, updates ---- */
+
+/* A kernel with a conformance contract (conf) and/or bench FLOPs. Names are the slots'
+   ("reduce_sum", "gemm"); an output of a kernel with several has its own contract under
+   "slot:output" ("softmax_cross_entropy:log_probs"). */
+typedef struct opinfo_kernel {
+  const char *name;
+  bool has_conf; /* the conformance tests check this kernel against conf */
+  opinfo_conf conf;
+  opinfo_flops flops;
+} opinfo_kernel;
+
+/* The tables, and lookups by name (NULL when there is no row). */
+extern const opinfo_unary opinfo_unary_table[];
+extern const size_t opinfo_unary_count;
+extern const opinfo_binary opinfo_binary_table[];
+extern const size_t opinfo_binary_count;
+extern const opinfo_kernel opinfo_reduce_table[];
+extern const size_t opinfo_reduce_count;
+extern const opinfo_kernel opinfo_kernel_table[];
+extern const size_t opinfo_kernel_count;
+
+const opinfo_unary *opinfo_unary_find(const char *name);
+const opinfo_binary *opinfo_binary_find(const char *name);
+/* Searches the reduce table, then the other kernels'. */
+const opinfo_kernel *opinfo_kernel_find(const char *name);
+
+#endif /* SIMDGRAD_OPINFO_H */

@@ -1,0 +1,62 @@
+/* The rows of every other kernel: fill, gemm, shape, the image ops, dropout, batch norm and the
+ * optimizer updates; and the lookup over these and the reductions' table. */
+#include <string.h>
+
+#include "opinfo.h"
+
+#define EXACT                                                                                      \
+  { 0 }
+
+const opinfo_kernel opinfo_kernel_table[] = {
+    {.name = "fill",
+     .has_conf = true,
+     .conf = {.domain = {-10, 10}, .fwd = EXACT},
+     .flops = OPINFO_FLOPS(0, 0)},
+    /* gemm and gemm_taps: |diff| <= 2 (k + 2) eps (sum_p |a_ip b_pj| + |beta c_ij|), k counting
+       taps * k products for gemm_taps; the conformance test sets abs from k. The bench counts
+       their FLOPs itself (2 m n k). */
+    {.name = "gemm", .has_conf = true, .conf = {.domain = {-2, 2}, .fwd = EXACT}},
+    {.name = "gemm_taps", .has_conf = true, .conf = {.domain = {-2, 2}, .fwd = EXACT}},
+    /* transpose moves data; scatter_add adds dyadic values, exact in any order. */
+    {.name = "transpose",
+     .has_conf = true,
+     .conf = {.domain = {-10, 10}, .fwd = EXACT},
+     .flops = OPINFO_FLOPS(0, 0)},
+    {.name = "scatter_add",
+     .has_conf = true,
+     .conf = {.domain = {-8, 8}, .fwd = EXACT},
+     .flops = OPINFO_FLOPS(1, 0)},
+    /* The image ops as bench_api.c runs them, per input element: 3x3 filters, 16 channels in
+       and out (depthwise: 1 per channel), 2x2 pooling windows. The SIMD depthwise kernels add
+       the products in the scalar kernel's order, unfused. */
+    {.name = "conv2d", .flops = OPINFO_FLOPS(2 * 9 * 16, 4 * 9 * 16)},
+    {.name = "depthwise_conv2d",
+     .has_conf = true,
+     .conf = {.domain = {-4, 4}, .fwd = EXACT, .bwd = EXACT},
+     .flops = OPINFO_FLOPS(2 * 9, 4 * 9)},
+    {.name = "depthwise_conv2d_backward_input",
+     .has_conf = true,
+     .conf = {.domain = {-4, 4}, .fwd = EXACT}},
+    {.name = "depthwise_conv2d_backward_filter",
+     .has_conf = true,
+     .conf = {.domain = {-4, 4}, .fwd = EXACT}},
+    {.name = "max_pool", .flops = OPINFO_FLOPS(1, 1)},
+    {.name = "avg_pool", .flops = OPINFO_FLOPS(1, 1)},
+    /* batch norm from the engine's a and b: y = x a + b; backward dx = dy a and two sums */
+    {.name = "batch_norm", .flops = OPINFO_FLOPS(2, 5)},
+    /* dropout: a multiply (the mask is integer hashing); the updates: sgd w -= lr g, momentum two
+       more, adam m, v, a sqrt, a divide and the step */
+    {.name = "dropout", .flops = OPINFO_FLOPS(1, 1)},
+    {.name = "sgd_update", .flops = OPINFO_FLOPS(2, 0)},
+    {.name = "momentum_update", .flops = OPINFO_FLOPS(4, 0)},
+    {.name = "adam_update", .flops = OPINFO_FLOPS(13, 0)},
+};
+const size_t opinfo_kernel_count = sizeof opinfo_kernel_table / sizeof opinfo_kernel_table[0];
+
+const opinfo_kernel *opinfo_kernel_find(const char *name) {
+  for (size_t i = 0; i < opinfo_reduce_count; i++)
+    if (strcmp(opinfo_reduce_table[i].name, name) == 0) return &opinfo_reduce_table[i];
+  for (size_t i = 0; i < opinfo_kernel_count; i++)
+    if (strcmp(opinfo_kernel_table[i].name, name) == 0) return &opinfo_kernel_table[i];
+  return NULL;
+}

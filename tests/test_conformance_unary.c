@@ -1,0 +1,186 @@
+/* Conformance of the unary slots (SG_FOR_EACH_UNARY_OP forward and backward,
+ * SG_FOR_EACH_STEP_OP, leaky_relu and clip) of every available backend against the scalar
+ * backend, with the harness of support_conformance.h. */
+#include <float.h>
+#include <math.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "support_conformance.h"
+
+#define U_ENTRY_(nm, sv, doc)                                                                      \
+  {#nm, offsetof(sg_backend, nm), offsetof(sg_backend, nm##_backward), SV_##sv},
+#define S_ENTRY_(nm, doc) {#nm, offsetof(sg_backend, nm), 0, SV_NONE},
+static const uslot k_unary[] = {SG_FOR_EACH_UNARY_OP(U_ENTRY_)};
+static const uslot k_step[] = {SG_FOR_EACH_STEP_OP(S_ENTRY_)};
+
+/* ==== Unary: forward, backward, step ops, leaky_relu, clip ================================== */
+
+/* How to call one unary slot on a backend: the plain slot at an offset, or a parametric one. */
+typedef struct ucall {
+  const char *slot;
+  size_t fwd, bwd;
+  saved_kind saved;
+  int param; /* 0: plain, 1: leaky_relu(alpha), 2: clip(lo, hi) */
+  float p0, p1;
+} ucall;
+
+static void ucall_fwd(const sg_backend *be, const ucall *u, const float *x, float *y, size_t n) {
+  if (u->param == 1)
+    be->leaky_relu(x, y, n, u->p0);
+  else if (u->param == 2)
+    be->clip(x, y, n, u->p0, u->p1);
+  else
+    SLOT(be, sg_unary_kernel, u->fwd)(x, y, n);
+}
+static void ucall_bwd(const sg_backend *be, const ucall *u, const float *dy, const float *x,
+                      const float *y, float *dx, size_t n) {
+  if (u->param == 1)
+    be->leaky_relu_backward(dy, x, dx, n, u->p0);
+  else if (u->param == 2)
+    be->clip_backward(dy, x, dx, n, u->p0, u->p1);
+  else
+    SLOT(be, sg_unary_backward_kernel, u->bwd)(dy, x, y, dx, n);
+}
+
+static void unary_forward(const ucall *u) {
+  const sg_backend *ref = ref_backend();
+  const tol *t = tol_for(u->slot);
+  for (size_t si = 0; si < COUNT(k_sizes); si++) {
+    size_t n = k_sizes[si];
+    for (size_t k = 0; k < n_offsets(n); k++) {
+      size_t off = offset_at(n, k);
+      for (int p = 0; p < n_passes(n); p++) {
+        seed(case_seed(u->slot, n, k, (size_t)p));
+        float *x = fnew(n), *want = fnew(n);
+        gen(x, n, t->lo, t->hi, p, k + 3u * (size_t)p);
+        ucall_fwd(ref, u, x, want, n);
+        FOR_EACH_BACKEND(be) {
+          cctx c;
+          ctx_init(&c, be, u->slot, k_pass_names[p], "n=%zu off=%zu p=(%g,%g)", n, off, u->p0,
+                   u->p1);
+          ctx_input(&c, 0, "x", x, 1);
+          c.p0 = u->p0, c.p1 = u->p1;
+          gbuf in = gb_floats(x, n, off_of(off, 0)), out = gb_floats(NULL, n, off_of(off, 1));
+          ucall_fwd(be, u, gf(&in), gf(&out), n);
+          check_unchanged(&c, &in, x, "x");
+          check_guards(&c, &out, "y");
+          check_f32(&c, t, gf(&out), want, n, 1, NULL);
+          ctx_init(&c, be, u->slot, k_pass_names[p], "n=%zu off=%zu p=(%g,%g) in place", n, off,
+                   u->p0, u->p1);
+          ctx_input(&c, 0, "x", x, 1);
+          c.p0 = u->p0, c.p1 = u->p1;
+          ucall_fwd(be, u, gf(&in), gf(&in), n);
+          check_guards(&c, &in, "y (in place)");
+          check_f32(&c, t, gf(&in), want, n, 1, NULL);
+          gb_free(&in);
+          gb_free(&out);
+        }
+        free(x);
+        free(want);
+      }
+    }
+  }
+}
+
+static void unary_backward(const ucall *u) {
+  const sg_backend *ref = ref_backend();
+  char slot[96];
+  snprintf(slot, sizeof slot, "%s_backward", u->slot);
+  const tol *tf = tol_for(u->slot), *t = tol_for(slot);
+  for (size_t si = 0; si < COUNT(k_sizes); si++) {
+    size_t n = k_sizes[si];
+    for (size_t k = 0; k < n_offsets(n); k++) {
+      size_t off = offset_at(n, k);
+      for (int p = 0; p < n_passes(n); p++) {
+        seed(case_seed(slot, n, k, (size_t)p));
+        float *x = fnew(n), *y = fnew(n), *dy = fnew(n), *want = fnew(n);
+        double *scale = calloc(n ? n : 1, sizeof *scale);
+        gen(x, n, tf->lo, tf->hi, p, k + 3u * (size_t)p);
+        gen(dy, n, -1, 1, p, k + 7u);
+        ucall_fwd(ref, u, x, y, n);
+        for (size_t i = 0; i < n; i++) scale[i] = fabs(dy[i]) * (t->mag ? t->mag(x[i]) : 1);
+        /* The tensor the op list does not name saved is passed as NULL: kernels must not
+           read it. */
+        const float *xs = u->saved == SV_X ? x : NULL, *ys = u->saved == SV_Y ? y : NULL;
+        ucall_bwd(ref, u, dy, xs, ys, want, n);
+        FOR_EACH_BACKEND(be) {
+          for (int inplace = 0; inplace < 2; inplace++) {
+            cctx c;
+            ctx_init(&c, be, slot, k_pass_names[p], "n=%zu off=%zu%s", n, off,
+                     inplace ? " in place" : "");
+            ctx_input(&c, 0, "dy", dy, 1);
+            ctx_input(&c, 1, "x", x, 1);
+            ctx_input(&c, 2, "y", y, 1);
+            c.tiny_by = dy;
+            gbuf gdy = gb_floats(dy, n, off_of(off, 0)), gx = gb_floats(x, n, off_of(off, 1));
+            gbuf gy = gb_floats(y, n, off_of(off, 2)), gdx = gb_floats(NULL, n, off_of(off, 3));
+            float *dx = inplace ? gf(&gdy) : gf(&gdx);
+            ucall_bwd(be, u, gf(&gdy), xs ? gf(&gx) : NULL, ys ? gf(&gy) : NULL, dx, n);
+            if (!inplace) check_unchanged(&c, &gdy, dy, "dy");
+            check_unchanged(&c, &gx, x, "x");
+            check_unchanged(&c, &gy, y, "y");
+            check_guards(&c, &gdx, "dx");
+            check_guards(&c, &gdy, "dy");
+            check_f32(&c, t, dx, want, n, 1, scale);
+            gb_free(&gdy);
+            gb_free(&gx);
+            gb_free(&gy);
+            gb_free(&gdx);
+          }
+        }
+        free(x);
+        free(y);
+        free(dy);
+        free(want);
+        free(scale);
+      }
+    }
+  }
+}
+
+/* ==== The tests ============================================================================== */
+
+Test(conformance, unary_forward) {
+  for (size_t i = 0; i < COUNT(k_unary); i++) {
+    ucall u = {k_unary[i].name, k_unary[i].fwd, 0, SV_NONE, 0, 0, 0};
+    unary_forward(&u);
+  }
+  finish("unary forward");
+}
+
+Test(conformance, unary_backward) {
+  for (size_t i = 0; i < COUNT(k_unary); i++) {
+    ucall u = {k_unary[i].name, k_unary[i].fwd, k_unary[i].bwd, k_unary[i].saved, 0, 0, 0};
+    unary_backward(&u);
+  }
+  finish("unary backward");
+}
+
+Test(conformance, step_ops) {
+  for (size_t i = 0; i < COUNT(k_step); i++) {
+    ucall u = {k_step[i].name, k_step[i].fwd, 0, SV_NONE, 0, 0, 0};
+    unary_forward(&u);
+  }
+  finish("step ops");
+}
+
+Test(conformance, leaky_relu_and_clip) {
+  /* alpha 0 makes -0 from negative x; clip bounds of +-0 and lo == hi probe the signed-zero and
+     tie rules. */
+  static const float alphas[] = {0.1f, 0.0f, 1.5f};
+  static const float bounds[][2] = {{-1, 2}, {0, 6}, {-0.0f, 0.0f}, {0.5f, 0.5f}};
+  for (size_t i = 0; i < COUNT(alphas); i++) {
+    ucall u = {"leaky_relu", 0, 0, SV_X, 1, alphas[i], 0};
+    unary_forward(&u);
+    unary_backward(&u);
+  }
+  for (size_t i = 0; i < COUNT(bounds); i++) {
+    ucall u = {"clip", 0, 0, SV_X, 2, bounds[i][0], bounds[i][1]};
+    unary_forward(&u);
+    unary_backward(&u);
+  }
+  finish("leaky_relu and clip");
+}

@@ -1,0 +1,116 @@
+/* Coverage of the op-info tables (opinfo/opinfo.h): every slot of backend.h's op lists has a row,
+ * and every row has each field its consumers read (the value and gradient tests, the
+ * conformance tests, the accuracy report, the bench). No consumer falls back to a default, so a
+ * slot added to a list fails here until its row is written. */
+#include <math.h>
+#include <string.h>
+
+#include "opinfo.h"
+#include "support.h"
+
+static bool has_range(opinfo_range r) { return r.lo < r.hi; }
+
+typedef enum { SAVED_NONE, SAVED_X, SAVED_Y } saved_kind;
+
+static void check_unary(const char *name, saved_kind saved, bool step) {
+  const opinfo_unary *u = opinfo_unary_find(name);
+  cr_assert_not_null(u, "no op-info row for the unary op %s (opinfo/opinfo_unary.c)", name);
+  cr_expect_not_null(u->ref, "%s: no .ref", name);
+  cr_expect(step ? !u->dref : u->dref != NULL, "%s: .dref must be %s", name,
+            step ? "NULL (a step op)" : "given");
+  cr_expect(saved == SAVED_Y ? u->dref_y != NULL : !u->dref_y,
+            "%s: .dref_y must be given exactly when the op saves y", name);
+  cr_expect(has_range(u->domain), "%s: no .domain", name);
+  cr_expect(step || has_range(u->grad_domain), "%s: no .grad_domain", name);
+  cr_expect(isnan(u->edge[0]), "%s: no .edge (f(NaN) is NaN for every op)", name);
+  cr_expect(has_range(u->conf.domain), "%s: no .conf.domain", name);
+  cr_expect(has_range(u->sweep), "%s: no .sweep", name);
+  cr_expect(!u->sweep2_label || has_range(u->sweep2), "%s: .sweep2_label without .sweep2", name);
+  cr_expect(has_range(u->bench_range), "%s: no .bench_range", name);
+  cr_expect(u->flops.given, "%s: no .flops", name);
+}
+
+static void check_binary(const char *name, bool has_backward) {
+  const opinfo_binary *b = opinfo_binary_find(name);
+  cr_assert_not_null(b, "no op-info row for the binary op %s (opinfo/opinfo_binary.c)", name);
+  cr_expect_not_null(b->ref, "%s: no .ref", name);
+  cr_expect(has_backward ? b->da && b->db : !b->da && !b->db, "%s: .da and .db must be %s", name,
+            has_backward ? "given" : "NULL");
+  cr_expect(has_range(b->domain) && has_range(b->domain_b), "%s: no .domain or .domain_b", name);
+  cr_expect(has_range(b->conf.domain), "%s: no .conf.domain", name);
+  cr_expect(has_range(b->sweep) && has_range(b->sweep_b), "%s: no .sweep or .sweep_b", name);
+  cr_expect(has_range(b->bench_range) && has_range(b->bench_range_b), "%s: no .bench_range", name);
+  cr_expect(b->flops.given, "%s: no .flops", name);
+}
+
+/* A kernel the conformance tests check (conf) and/or the bench counts (flops). */
+static void check_kernel(const char *name, bool conf, bool flops) {
+  const opinfo_kernel *k = opinfo_kernel_find(name);
+  cr_assert_not_null(k,
+                     "no op-info row for the kernel %s (opinfo/opinfo_reduce.c or "
+                     "opinfo_kernel.c)",
+                     name);
+  if (conf) cr_expect(k->has_conf && has_range(k->conf.domain), "%s: no .conf", name);
+  if (flops) cr_expect(k->flops.given, "%s: no .flops", name);
+}
+
+#define UNARY_(nm, sv, doc) check_unary(#nm, SAVED_##sv, false);
+#define STEP_(nm, doc) check_unary(#nm, SAVED_NONE, true);
+#define BINARY_(nm, doc) check_binary(#nm, true);
+#define COMPARE_(nm, doc) check_binary(#nm, false);
+#define REDUCE_(nm, doc) check_kernel("reduce_" #nm, true, true);
+
+Test(opinfo, every_slot_of_the_op_lists_has_a_full_row) {
+  SG_FOR_EACH_UNARY_OP(UNARY_)
+  SG_FOR_EACH_STEP_OP(STEP_)
+  check_unary("leaky_relu", SAVED_X, false);
+  check_unary("clip", SAVED_X, false);
+  SG_FOR_EACH_BINARY_OP(BINARY_)
+  SG_FOR_EACH_COMPARE_OP(COMPARE_)
+  const opinfo_binary *w = opinfo_binary_find("where");
+  cr_assert_not_null(w, "no op-info row for where");
+  cr_expect(has_range(w->conf.domain) && w->flops.given && has_range(w->bench_range),
+            "where: no .conf, .flops or .bench_range");
+  SG_FOR_EACH_REDUCE_OP(REDUCE_)
+  /* The other kernels the conformance tests check, and the bench's FLOPs (bench_api.c,
+     bench_elementwise.c, bench_rows.c). */
+  static const char *const conf_and_flops[] = {
+      "argmax", "argmin",    "softmax",     "log_softmax",     "softmax_cross_entropy",
+      "fill",   "transpose", "scatter_add", "depthwise_conv2d"};
+  static const char *const conf_only[] = {"softmax_cross_entropy:log_probs",
+                                          "softmax_cross_entropy_backward:dlabels",
+                                          "gemm",
+                                          "gemm_taps",
+                                          "depthwise_conv2d_backward_input",
+                                          "depthwise_conv2d_backward_filter"};
+  static const char *const flops_only[] = {"conv2d",          "max_pool",   "avg_pool",
+                                           "batch_norm",      "dropout",    "sgd_update",
+                                           "momentum_update", "adam_update"};
+  for (size_t i = 0; i < sizeof conf_and_flops / sizeof *conf_and_flops; i++)
+    check_kernel(conf_and_flops[i], true, true);
+  for (size_t i = 0; i < sizeof conf_only / sizeof *conf_only; i++)
+    check_kernel(conf_only[i], true, false);
+  for (size_t i = 0; i < sizeof flops_only / sizeof *flops_only; i++)
+    check_kernel(flops_only[i], false, true);
+}
+
+/* Every row names a slot: a row left behind by a renamed op is found too. */
+#define NAME_(nm, ...) #nm,
+Test(opinfo, every_row_names_a_slot) {
+  static const char *const unary[] = {
+      SG_FOR_EACH_UNARY_OP(NAME_) SG_FOR_EACH_STEP_OP(NAME_) "leaky_relu", "clip"};
+  static const char *const binary[] = {SG_FOR_EACH_BINARY_OP(NAME_)
+                                           SG_FOR_EACH_COMPARE_OP(NAME_) "where"};
+  for (size_t i = 0; i < opinfo_unary_count; i++) {
+    bool found = false;
+    for (size_t j = 0; j < sizeof unary / sizeof *unary; j++)
+      found |= strcmp(unary[j], opinfo_unary_table[i].name) == 0;
+    cr_expect(found, "the unary row %s names no slot", opinfo_unary_table[i].name);
+  }
+  for (size_t i = 0; i < opinfo_binary_count; i++) {
+    bool found = false;
+    for (size_t j = 0; j < sizeof binary / sizeof *binary; j++)
+      found |= strcmp(binary[j], opinfo_binary_table[i].name) == 0;
+    cr_expect(found, "the binary row %s names no slot", opinfo_binary_table[i].name);
+  }
+}
