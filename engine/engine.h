@@ -124,8 +124,21 @@ static inline int64_t sg__grain_for(double per_item, double target) {
   return per_item >= target ? 1 : (int64_t)(target / (per_item > 1 ? per_item : 1));
 }
 static inline int64_t sg__ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
-/* Brings this thread's denormal mode in line with sg_set_flush_denormals (cheap when it is). */
-void sg__fpmode_sync(void);
+/* The calling thread's floating-point mode as sg__fpmode_enter found it (engine/fpmode.h). */
+typedef struct sg_fpmode {
+  uint64_t saved;
+  bool changed;   /* the engine changed the mode: leave writes `saved` back */
+  bool outermost; /* this change holds the thread's note of its caller's mode */
+} sg_fpmode;
+/* Reads SIMDGRAD_THREADS, else OMP_NUM_THREADS, and OMP_THREAD_LIMIT, at start-up. Returns false
+   with problem[] describing a SIMDGRAD_THREADS it could not use (the engine then uses one
+   thread per core). */
+bool sg__threads_init(char *problem, size_t size);
+/* Test-only (tests/test_host.c): hook(ctx) runs on the thread that runs each chunk of every
+   sg__parallel_for, just before the chunk, whatever path it takes (one chunk on the caller,
+   the serial loop, the OpenMP region or a host's parallel-for); NULL removes it. Lets a test
+   see which threads did the work without timing anything. */
+void sg__set_chunk_hook(void (*hook)(void *ctx), void *ctx);
 /* Elements of cheap elementwise work below which a region stays serial (fork/join ~3 us). */
 #define SG_GRAIN_ELEMENTWISE (1 << 16)
 /* Chunks for a flat elementwise pass: from twice SG_STREAM_CHUNK elements on, chunks of
@@ -175,6 +188,7 @@ typedef struct sg_op {
   bool prof;
   uint32_t prof_gen; /* epoch of this thread's profile record when the call opened */
   int32_t prof_call; /* the call's index in this thread's record, -1 when dropped */
+  sg_fpmode fp;      /* the caller's FP mode, given back when the op leaves */
 } sg_op;
 
 /* Enters an op. Returns false (with the error set) only if the engine cannot start. */

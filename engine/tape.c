@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "engine.h"
+#include "engine/fpmode.h"
 #include "engine/idmap.h"
 #include "engine/profile.h"
 
@@ -309,8 +310,11 @@ sg_status sg_tape_end(sg_tensor *y, sg_tensor *dy, sg_tensor *const *xs, int n, 
   for (int i = 0; grads && i < n; i++) grads[i] = NULL;
   if (!t) return sg__error(SG_ERR_STATE, "tape_end", "no tape is open on this thread");
   c->tape = NULL; /* back-propagation records nothing */
+  sg_fpmode fp;
+  sg__fpmode_enter(&fp); /* Note [FP mode]: gradient kernels run outside any op frame too */
   sg_status st = check_tape_args(y, dy, xs, n, grads);
   if (st == SG_OK) st = backprop(t, y, dy, xs, n, grads);
   tape_free(t);
+  sg__fpmode_leave(&fp);
   return st;
 }
