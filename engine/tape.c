@@ -124,6 +124,20 @@ bool sg__save(sg_node *node, sg_tensor *t) {
   return true;
 }
 
+void sg__tape_holds(const sg_tensor *t, int *on_tensor, int *on_storage) {
+  *on_tensor = *on_storage = 0;
+  const sg_tape *tape = sg__ctx()->tape;
+  for (size_t i = 0; tape && i < tape->n_nodes; i++) {
+    const sg_node *n = node_at(tape, i);
+    for (int s = 0; s < n->n_saved; s++) {
+      if (n->saved[s] == t)
+        ++*on_tensor;
+      else if (n->saved[s]->storage == t->storage)
+        ++*on_storage;
+    }
+  }
+}
+
 static void tape_free(sg_tape *t) {
   for (size_t i = 0; i < t->n_nodes; i++) {
     sg_node *n = node_at(t, i);

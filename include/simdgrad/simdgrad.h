@@ -162,6 +162,35 @@ SG_API void sg_set_parallel_for(sg_parallel_for_fn fn, void *host_ctx);
    whatever this says. */
 SG_API void sg_set_thread_local_threads(int n);
 
+/* ---- Embedding: memory the caller owns ------------------------------------------------------ */
+/* A wrapped tensor reads and writes the caller's buffer in place (no copy). It is an ordinary
+   tensor otherwise: every op takes it, scopes track it, a tape saves it by reference, views of it
+   (sg_reshape) share the buffer and keep it alive. The buffer is the caller's memory, not the
+   engine's: sg_memory() counts the tensor in num_tensors but not its bytes in num_bytes or
+   peak_bytes. */
+
+/* Gives a wrapped buffer back: called once, with the data and ctx given to the wrap, on the
+   thread that drops the tensor's last reference (sg_dispose, sg_scope_end, sg_tape_end
+   releasing a saved tensor, the end of a view). It runs inside those calls, so it must not make
+   or dispose tensors; freeing memory or releasing a host object is what it is for. */
+typedef void (*sg_deleter)(void *data, void *ctx);
+/* A tensor over data (row-major, sg_numel elements) without copying it. deleter may be NULL: the
+   caller then keeps the buffer and must keep it alive as long as the tensor or any view of it
+   lives. Any address aligned to the element (4 bytes) is accepted; 64-byte alignment is
+   fastest. The buffer must not be written behind the engine's back while ops may read it, nor
+   while a tape holds the tensor: change it through sg_data_f32_mut, which says when that is
+   safe. Once called, the deleter runs exactly once: on failure (NULL: bad shape, NULL data for
+   a non-empty shape, misaligned data, no memory) before this returns. */
+SG_API sg_tensor *sg_tensor_wrap_f32(float *data, const int64_t *shape, int rank,
+                                     sg_deleter deleter, void *ctx);
+SG_API sg_tensor *sg_tensor_wrap_i32(int32_t *data, const int64_t *shape, int rank,
+                                     sg_deleter deleter, void *ctx);
+/* Writable access to an f32 tensor the caller owns outright: this is its only reference (no
+   sg_retain, no tape saved it) and no other live tensor shares its storage (no view of it, and
+   it is no view). Otherwise NULL with SG_ERR_STATE and a message saying which (SG_ERR_DTYPE if
+   it is not f32). Works on any tensor, wrapped or made by the engine. */
+SG_API float *sg_data_f32_mut(sg_tensor *t);
+
 /* ---- Gradients (tape) ---------------------------------------------------------------------- */
 
 /* Opens a tape on this thread; SG_ERR_STATE if one is already open (tapes do not nest). */
