@@ -1,6 +1,6 @@
 /* Start-up: CPU detection, the backend tables (each ISA starts from the one below it and
- * overrides what it vectorises), the choice of backend, thread count and debug mode. */
-#include <omp.h>
+ * overrides what it vectorises), the choice of backend and debug mode; the thread count is read
+ * here too, by engine/parallel.c's sg__threads_init. */
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -29,7 +29,7 @@ static _Atomic(const sg_backend *) g_current;
 static int g_best;
 static sg_cpu_info g_cpu;
 static char g_features[256];
-static atomic_int g_threads;
+static char g_init_problem[256]; /* an environment setting start-up could not use, for sg_init */
 static atomic_bool g_debug;
 static pthread_once_t g_once = PTHREAD_ONCE_INIT;
 
@@ -92,10 +92,8 @@ static void init_once(void) {
     else
       chosen = want;
   }
-  int threads = omp_get_num_procs();
-  const char *tenv = getenv("SIMDGRAD_THREADS");
-  if (tenv && atoi(tenv) > 0) threads = atoi(tenv);
-  atomic_store(&g_threads, threads);
+  if (!sg__threads_init(g_init_problem, sizeof g_init_problem))
+    fprintf(stderr, "simdgrad: %s\n", g_init_problem);
   const char *denv = getenv("SIMDGRAD_DEBUG");
   atomic_store(&g_debug, denv && *denv && strcmp(denv, "0") != 0);
   /* Last: a thread that sees g_current set skips pthread_once, so everything else must be
@@ -111,6 +109,7 @@ void sg__ensure_init(void) {
 
 sg_status sg_init(void) {
   sg__ensure_init();
+  if (g_init_problem[0]) return sg__error(SG_ERR_ARG, "init", "%s", g_init_problem);
   return SG_OK;
 }
 
@@ -151,16 +150,6 @@ sg_status sg_use_backend(const char *name) {
 const char *sg_cpu_features(void) {
   sg__ensure_init();
   return g_features;
-}
-
-void sg_set_threads(int n) {
-  sg__ensure_init();
-  atomic_store(&g_threads, n > 0 ? n : omp_get_num_procs());
-}
-
-int sg_threads(void) {
-  sg__ensure_init();
-  return atomic_load_explicit(&g_threads, memory_order_relaxed);
 }
 
 void sg_set_debug(bool on) {

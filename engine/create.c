@@ -3,6 +3,7 @@
 #include <string.h>
 
 #include "engine.h"
+#include "engine/fpmode.h"
 
 static sg_tensor *from_data(const void *data, sg_dtype dtype, const int64_t *shape, int rank,
                             const char *op) {
@@ -89,10 +90,13 @@ sg_tensor *sg_random_uniform(const int64_t *shape, int rank, float lo, float hi,
   sg_tensor *t = sg__new(SG_F32, shape, rank);
   if (!t) return NULL;
   uint64_t key = mix64(seed);
+  sg_fpmode fp;
+  sg__fpmode_enter(&fp); /* Note [FP mode] */
   for (int64_t i = 0; i < numel; i++) {
     float u = unit_open(mix64(key ^ (uint64_t)i));
     sg__f32(t)[i] = lo + (hi - lo) * u;
   }
+  sg__fpmode_leave(&fp);
   return t;
 }
 
@@ -109,6 +113,8 @@ sg_tensor *sg_random_normal(const int64_t *shape, int rank, float mean, float st
   sg_tensor *t = sg__new(SG_F32, shape, rank);
   if (!t) return NULL;
   uint64_t key = mix64(seed);
+  sg_fpmode fp;
+  sg__fpmode_enter(&fp); /* Note [FP mode] */
   /* Box-Muller on pairs of positions; both halves of a pair come from one draw. */
   for (int64_t i = 0; i < numel; i += 2) {
     uint64_t r = mix64(key ^ (uint64_t)(i / 2));
@@ -117,5 +123,6 @@ sg_tensor *sg_random_normal(const int64_t *shape, int rank, float mean, float st
     sg__f32(t)[i] = (float)(mean + stddev * rad * cos(ang));
     if (i + 1 < numel) sg__f32(t)[i + 1] = (float)(mean + stddev * rad * sin(ang));
   }
+  sg__fpmode_leave(&fp);
   return t;
 }

@@ -26,13 +26,19 @@
 #define SG_TENSOR_DEAD 0xdeadbeefu
 #define SG_ALIGN 64
 
-/* Shared, reference-counted storage: a reshape is a new tensor on the same storage. */
+/* Shared, reference-counted storage: a reshape is a new tensor on the same storage. Engine
+   storage sits in the first SG_ALIGN bytes of its own block; wrapped storage (the caller's
+   buffer, sg_tensor_wrap_f32) is a separate header whose deleter runs with the last reference. */
 typedef struct sg_storage {
   atomic_long refs;
-  size_t bytes; /* capacity of the block (its allocator size class) */
-  size_t used;  /* bytes the tensor asked for: what sg_memory() counts */
+  size_t bytes; /* capacity of the block (its allocator size class); 0 when wrapped */
+  size_t used;  /* bytes the tensor asked for: what sg_memory() counts (not when wrapped) */
   void *data;
+  sg_deleter deleter; /* wrapped only: called as deleter(data, deleter_ctx); may be NULL */
+  void *deleter_ctx;
+  bool wrapped; /* data is the caller's memory, not the allocator's */
 } sg_storage;
+_Static_assert(sizeof(sg_storage) <= SG_ALIGN, "a storage header must fit before its data");
 
 struct sg_ctx;
 
@@ -124,8 +130,21 @@ static inline int64_t sg__grain_for(double per_item, double target) {
   return per_item >= target ? 1 : (int64_t)(target / (per_item > 1 ? per_item : 1));
 }
 static inline int64_t sg__ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
-/* Brings this thread's denormal mode in line with sg_set_flush_denormals (cheap when it is). */
-void sg__fpmode_sync(void);
+/* The calling thread's floating-point mode as sg__fpmode_enter found it (engine/fpmode.h). */
+typedef struct sg_fpmode {
+  uint64_t saved;
+  bool changed;   /* the engine changed the mode: leave writes `saved` back */
+  bool outermost; /* this change holds the thread's note of its caller's mode */
+} sg_fpmode;
+/* Reads SIMDGRAD_THREADS, else OMP_NUM_THREADS, and OMP_THREAD_LIMIT, at start-up. Returns false
+   with problem[] describing a SIMDGRAD_THREADS it could not use (the engine then uses one
+   thread per core). */
+bool sg__threads_init(char *problem, size_t size);
+/* Test-only (tests/test_host.c): hook(ctx) runs on the thread that runs each chunk of every
+   sg__parallel_for, just before the chunk, whatever path it takes (one chunk on the caller,
+   the serial loop, the OpenMP region or a host's parallel-for); NULL removes it. Lets a test
+   see which threads did the work without timing anything. */
+void sg__set_chunk_hook(void (*hook)(void *ctx), void *ctx);
 /* Elements of cheap elementwise work below which a region stays serial (fork/join ~3 us). */
 #define SG_GRAIN_ELEMENTWISE (1 << 16)
 /* Chunks for a flat elementwise pass: from twice SG_STREAM_CHUNK elements on, chunks of
@@ -175,6 +194,7 @@ typedef struct sg_op {
   bool prof;
   uint32_t prof_gen; /* epoch of this thread's profile record when the call opened */
   int32_t prof_call; /* the call's index in this thread's record, -1 when dropped */
+  sg_fpmode fp;      /* the caller's FP mode, given back when the op leaves */
 } sg_op;
 
 /* Enters an op. Returns false (with the error set) only if the engine cannot start. */
@@ -225,6 +245,10 @@ sg_node *sg__record(sg_op *op, sg_grad_fn grad, sg_tensor *const *inputs, int n_
                     sg_tensor *out);
 /* Keeps a reference to t until the tape ends; returns false on overflow of SG_NODE_MAX_SAVED. */
 bool sg__save(sg_node *node, sg_tensor *t);
+/* References the calling thread's open tape holds on t itself (*on_tensor) and on other tensors
+   sharing t's storage (*on_storage); both 0 without a tape. Walks the whole tape: for error
+   messages only. */
+void sg__tape_holds(const sg_tensor *t, int *on_tensor, int *on_storage);
 
 /* Helpers for gradient functions. */
 /* Sums g (a broadcast result) down to shape/rank: a new tensor (a view of g when the shapes
@@ -235,6 +259,9 @@ sg_tensor *sg__reduce_to_shape(sg_tensor *g, const int64_t *shape, int rank);
 
 /* 64-byte aligned storage; accounted in sg_memory(). */
 sg_storage *sg__storage_new(size_t bytes);
+/* Storage on the caller's buffer (its bytes are not counted by sg_memory()); deleter(data, ctx)
+   runs when the last reference goes. NULL on OOM, without calling the deleter. */
+sg_storage *sg__storage_wrap(void *data, size_t bytes, sg_deleter deleter, void *ctx);
 void sg__storage_release(sg_storage *s);
 
 #endif /* SIMDGRAD_ENGINE_H */

@@ -1,43 +1,41 @@
-/* Denormal handling: kept by default (IEEE); sg_set_flush_denormals(true) sets flush-to-zero
- * and denormals-are-zero on the calling thread at once and on each worker thread when it next
- * runs a parallel region (see sg__fpmode_sync in engine/parallel.c). */
-#include <stdatomic.h>
-
+/* Denormal handling: kept by default (IEEE); sg_set_flush_denormals(true) sets flush-to-zero and
+ * denormals-are-zero for the engine's own work only, on whichever thread runs it, and gives each
+ * thread its own mode back afterwards (Note [FP mode] in engine/fpmode.h). */
+#include "engine/fpmode.h"
 #include "engine.h"
 
-#if defined(__x86_64__)
-#include <xmmintrin.h>
-#define FTZ_DAZ_BITS 0x8040u /* MXCSR FTZ (bit 15) | DAZ (bit 6) */
-static void apply(bool on) {
-  unsigned csr = _mm_getcsr();
-  _mm_setcsr(on ? csr | FTZ_DAZ_BITS : csr & ~FTZ_DAZ_BITS);
-}
-#elif defined(__aarch64__)
-static void apply(bool on) {
-  uint64_t fpcr;
-  __asm__ volatile("mrs %0, fpcr" : "=r"(fpcr));
-  fpcr = on ? fpcr | (1ull << 24) : fpcr & ~(1ull << 24); /* FPCR.FZ */
-  __asm__ volatile("msr fpcr, %0" : : "r"(fpcr));
-}
-#else
-static void apply(bool on) { (void)on; }
-#endif
+atomic_bool sg__flush_setting;
 
-static atomic_int g_generation = 1; /* bumped on every change */
-static atomic_bool g_flush;
-static _Thread_local int tls_generation; /* 0: this thread still has the default */
+void sg_set_flush_denormals(bool on) { atomic_store(&sg__flush_setting, on); }
 
-void sg_set_flush_denormals(bool on) {
-  atomic_store(&g_flush, on);
-  atomic_fetch_add(&g_generation, 1);
-  sg__fpmode_sync();
+bool sg_flush_denormals(void) { return atomic_load(&sg__flush_setting); }
+
+/* The caller's mode on this thread while the engine runs in its own: set by the outermost enter
+   that changed the mode, cleared by its leave. Touched only when the modes differ. */
+static _Thread_local uint64_t tls_outer;
+static _Thread_local bool tls_outer_set;
+
+void sg__fpmode_claim(sg_fpmode *m) {
+  if (tls_outer_set) return;
+  tls_outer = m->saved;
+  tls_outer_set = true;
+  m->outermost = true;
 }
 
-bool sg_flush_denormals(void) { return atomic_load(&g_flush); }
+void sg__fpmode_unclaim(void) { tls_outer_set = false; }
 
-void sg__fpmode_sync(void) {
-  int gen = atomic_load_explicit(&g_generation, memory_order_relaxed);
-  if (__builtin_expect(gen == tls_generation || (tls_generation == 0 && gen == 1), 1)) return;
-  apply(atomic_load(&g_flush));
-  tls_generation = gen;
+void sg__fpmode_suspend(sg_fpmode *s) {
+  s->changed = tls_outer_set;
+  s->outermost = false;
+  if (!s->changed) return;
+  s->saved = sg__fp_read();
+  sg__fp_write(tls_outer);
+  tls_outer_set = false; /* this thread's share of the work claims it again */
+}
+
+void sg__fpmode_resume(const sg_fpmode *s) {
+  if (!s->changed) return;
+  tls_outer = sg__fp_read(); /* the caller's, given back by this thread's share */
+  tls_outer_set = true;
+  sg__fp_write(s->saved);
 }

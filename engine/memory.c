@@ -7,6 +7,8 @@
  * - large blocks in one process-wide cache under a mutex (its cost is nothing next to
  *   touching a megabyte), 2 MiB aligned and advised MADV_HUGEPAGE.
  * sg_memory_release_cache() returns the calling thread's and the shared cache to the system.
+ * Wrapped storage (the caller's buffer, sg_tensor_wrap_f32) bypasses all of this: a malloc'd
+ * header, no bytes counted, the caller's deleter instead of the cache on release.
  *
  * Why per-thread figures: an atomic read-modify-write costs ~12 ns here (measured), and a
  * 1-element op used to do nine of them (live tensors, bytes, cached bytes, each up and down).
@@ -240,10 +242,34 @@ sg_storage *sg__storage_new(size_t bytes) {
   if (!s) s = block_new(capacity);
   if (!s) return NULL;
   s->data = (char *)s + SG_ALIGN;
+  s->wrapped = false;
   atomic_init(&s->refs, 1);
   s->used = bytes;
   count_bytes((long long)bytes);
   return s;
+}
+
+/* The caller's buffer: a header of its own (malloc'd, never cached), no bytes counted, since
+   the engine neither holds nor can give back that memory. */
+sg_storage *sg__storage_wrap(void *data, size_t bytes, sg_deleter deleter, void *ctx) {
+  sg_storage *s = malloc(sizeof *s);
+  if (!s) return NULL;
+  atomic_init(&s->refs, 1);
+  s->bytes = 0;
+  s->used = bytes;
+  s->data = data;
+  s->deleter = deleter;
+  s->deleter_ctx = ctx;
+  s->wrapped = true;
+  return s;
+}
+
+/* The last reference to wrapped storage: the caller's deleter gets its buffer back. */
+static void release_wrapped(sg_storage *s) {
+  sg_deleter deleter = s->deleter;
+  void *data = s->data, *ctx = s->deleter_ctx;
+  free(s);
+  if (deleter) deleter(data, ctx);
 }
 
 void sg__storage_release(sg_storage *s) {
@@ -252,6 +278,10 @@ void sg__storage_release(sg_storage *s) {
   if (atomic_load_explicit(&s->refs, memory_order_acquire) != 1 &&
       atomic_fetch_sub_explicit(&s->refs, 1, memory_order_acq_rel) != 1)
     return;
+  if (__builtin_expect(s->wrapped, 0)) {
+    release_wrapped(s);
+    return;
+  }
   count_bytes(-(long long)s->used);
   size_t capacity;
   int cls = size_class(s->bytes, &capacity);

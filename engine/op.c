@@ -7,6 +7,7 @@
 #include <time.h>
 
 #include "engine.h"
+#include "engine/fpmode.h"
 #include "engine/profile.h"
 
 static uint64_t now_ns(void) {
@@ -21,6 +22,7 @@ bool sg__op_begin(sg_op *op, const char *name) {
   op->record = c->tape != NULL && c->op_depth == 0;
   op->t0 = 0;
   op->prof = false;
+  sg__fpmode_enter(&op->fp); /* Note [FP mode] */
   c->op_depth++;
   /* Either mode sets t0, which sends sg__op_end down its slow path; only debug mode's log reads
      it as a time (the profiler takes its own). */
@@ -42,6 +44,7 @@ static int64_t first_non_finite(const sg_tensor *t) {
 sg_tensor *sg__op_end(sg_op *op, sg_tensor *out) {
   sg_ctx *c = sg__ctx();
   c->op_depth--;
+  sg__fpmode_leave(&op->fp);
   if (__builtin_expect(op->t0 == 0, 1)) return out;
   if (op->prof) sg__profile_op_end(op, out, out == NULL);
   if (!out || !sg_debug()) return out;
@@ -65,6 +68,7 @@ sg_tensor *sg__op_end(sg_op *op, sg_tensor *out) {
 
 sg_tensor *sg__op_fail(sg_op *op) {
   sg__ctx()->op_depth--;
+  sg__fpmode_leave(&op->fp);
   if (__builtin_expect(op->prof, 0)) sg__profile_op_end(op, NULL, true);
   return NULL;
 }

@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "engine.h"
+#include "engine/fpmode.h"
 #include "engine/idmap.h"
 #include "engine/profile.h"
 
@@ -121,6 +122,20 @@ bool sg__save(sg_node *node, sg_tensor *t) {
   atomic_fetch_add_explicit(&t->refs, 1, memory_order_relaxed);
   node->saved[node->n_saved++] = t;
   return true;
+}
+
+void sg__tape_holds(const sg_tensor *t, int *on_tensor, int *on_storage) {
+  *on_tensor = *on_storage = 0;
+  const sg_tape *tape = sg__ctx()->tape;
+  for (size_t i = 0; tape && i < tape->n_nodes; i++) {
+    const sg_node *n = node_at(tape, i);
+    for (int s = 0; s < n->n_saved; s++) {
+      if (n->saved[s] == t)
+        ++*on_tensor;
+      else if (n->saved[s]->storage == t->storage)
+        ++*on_storage;
+    }
+  }
 }
 
 static void tape_free(sg_tape *t) {
@@ -309,8 +324,11 @@ sg_status sg_tape_end(sg_tensor *y, sg_tensor *dy, sg_tensor *const *xs, int n, 
   for (int i = 0; grads && i < n; i++) grads[i] = NULL;
   if (!t) return sg__error(SG_ERR_STATE, "tape_end", "no tape is open on this thread");
   c->tape = NULL; /* back-propagation records nothing */
+  sg_fpmode fp;
+  sg__fpmode_enter(&fp); /* Note [FP mode]: gradient kernels run outside any op frame too */
   sg_status st = check_tape_args(y, dy, xs, n, grads);
   if (st == SG_OK) st = backprop(t, y, dy, xs, n, grads);
   tape_free(t);
+  sg__fpmode_leave(&fp);
   return st;
 }

@@ -163,6 +163,78 @@ sg_tensor *sg_retain(sg_tensor *t) {
   return t;
 }
 
+/* ---- The caller's memory ---- */
+
+/* Once the arguments are in, the deleter runs exactly once whatever happens: here on failure,
+   else with the last reference (wrap() releases the storage if the header fails). */
+static sg_tensor *wrap_user(void *data, sg_dtype dtype, const int64_t *shape, int rank,
+                            sg_deleter deleter, void *ctx, const char *op) {
+  sg__ensure_init();
+  int64_t numel = 0;
+  size_t size = sg__dtype_size(dtype);
+  bool ok = sg__check_shape(shape, rank, op, &numel);
+  if (ok && !data && numel > 0) {
+    sg__error(SG_ERR_ARG, op, "data is NULL for %lld elements", (long long)numel);
+    ok = false;
+  }
+  if (ok && (uintptr_t)data % size != 0) {
+    sg__error(SG_ERR_ARG, op, "data %p is not aligned to its %zu-byte %s elements", data, size,
+              sg__dtype_name(dtype));
+    ok = false;
+  }
+  sg_storage *s = ok ? sg__storage_wrap(data, (size_t)numel * size, deleter, ctx) : NULL;
+  if (ok && !s) sg__error(SG_ERR_OOM, op, "out of memory for a tensor header");
+  if (!s) {
+    if (deleter) deleter(data, ctx);
+    return NULL;
+  }
+  return wrap(s, dtype, shape, rank, numel);
+}
+
+sg_tensor *sg_tensor_wrap_f32(float *data, const int64_t *shape, int rank, sg_deleter deleter,
+                              void *ctx) {
+  return wrap_user(data, SG_F32, shape, rank, deleter, ctx, "tensor_wrap_f32");
+}
+
+sg_tensor *sg_tensor_wrap_i32(int32_t *data, const int64_t *shape, int rank, sg_deleter deleter,
+                              void *ctx) {
+  return wrap_user(data, SG_I32, shape, rank, deleter, ctx, "tensor_wrap_i32");
+}
+
+/* Writable only when no one else can see a change: the one reference (so no tape saved it and
+   no one retained it) on storage no other tensor shares (no view of it, nor it of another). */
+float *sg_data_f32_mut(sg_tensor *t) {
+  const char *op = "data_f32_mut";
+  if (!sg__check(t, op, "t")) return NULL;
+  if (t->dtype != SG_F32) {
+    sg__error(SG_ERR_DTYPE, op, "t is %s, not f32", sg__dtype_name(t->dtype));
+    return NULL;
+  }
+  int refs = atomic_load_explicit(&t->refs, memory_order_acquire);
+  long shared = atomic_load_explicit(&t->storage->refs, memory_order_acquire) - 1;
+  if (refs == 1 && shared == 0) return t->data;
+  int on_t, on_s;
+  sg__tape_holds(t, &on_t, &on_s);
+  if (on_t > 0)
+    sg__error(SG_ERR_STATE, op,
+              "t is saved by the open tape for the backward pass; it may change only after "
+              "sg_tape_end");
+  else if (refs > 1)
+    sg__error(SG_ERR_STATE, op,
+              "t has %d references (sg_retain, or a tape on another thread that saved it); it "
+              "may change only while it has one",
+              refs);
+  else if (on_s > 0)
+    sg__error(SG_ERR_STATE, op,
+              "t shares its storage with a tensor the open tape saved for the backward pass");
+  else
+    sg__error(SG_ERR_STATE, op,
+              "t shares its storage with %ld other live tensor%s (a view such as sg_reshape "
+              "makes, or the tensor t is a view of)",
+              shared, shared == 1 ? "" : "s");
+  return NULL;
+}
+
 /* ---- Accessors ---- */
 
 int sg_rank(const sg_tensor *t) { return sg__check(t, "rank", "t") ? t->rank : -1; }

@@ -52,11 +52,20 @@ SG_API sg_status sg_use_backend(const char *name);
 SG_API bool sg_backend_available(const char *name);
 /* Space-separated CPU features the detector found, e.g. "sse4.2 avx avx2 fma avx512f ...". */
 SG_API const char *sg_cpu_features(void);
-/* n <= 0: one thread per core. SIMDGRAD_THREADS=N sets it at start-up. */
+/* The process's thread count; n <= 0: one thread per core. At start-up SIMDGRAD_THREADS=N sets
+   it (0: one per core; a value that is not an integer is reported on stderr and by sg_init),
+   else the first count of OMP_NUM_THREADS, else one per core. See "Embedding" below for what
+   runs where. */
 SG_API void sg_set_threads(int n);
+/* The threads an op called on this thread will really use: 1 inside a host's OpenMP region or
+   a chunk of the engine's work, else sg_set_thread_local_threads's count when set, else the
+   process's, capped by OMP_THREAD_LIMIT. */
 SG_API int sg_threads(void);
 /* Denormals are kept by default. true sets flush-to-zero and denormals-are-zero (MXCSR FTZ/DAZ,
-   FPCR.FZ on aarch64) on the calling thread and on every worker thread of the parallel-for. */
+   FPCR.FZ on aarch64) for the engine's own work, on every thread that runs it, and gives each
+   thread its own mode back when that work returns: the caller's MXCSR is the same after any
+   simdgrad call as before it. Kernels called directly through backend.h run in the caller's
+   mode. */
 SG_API void sg_set_flush_denormals(bool on);
 SG_API bool sg_flush_denormals(void);
 /* Debug mode (also SIMDGRAD_DEBUG=1): each op logs scope path, op, shapes and time to stderr,
@@ -123,6 +132,64 @@ SG_API sg_memory_info sg_memory(void);
 /* Returns the blocks the allocator keeps for reuse (this thread's and the shared large-block
    cache) to the system. */
 SG_API void sg_memory_release_cache(void);
+
+/* ---- Embedding: the host's threads -------------------------------------------------------- */
+/* For a host framework that calls simdgrad from its own threads. An op cuts its work into
+   chunks whose boundaries depend on the sizes alone, never on the thread count or on who runs
+   them, so results are bit-identical on every path below. With n = sg_threads() on the calling
+   thread:
+   - n == 1 (inside a host OpenMP parallel region at any level, on a thread the host marked with
+     sg_set_thread_local_threads(1), or sg_set_threads(1)): the calling thread runs every chunk,
+     in order; no other thread is woken, not even the host's parallel-for;
+   - n > 1 and a host parallel-for is set: the host's parallel-for runs the chunks (its pool
+     decides how many threads);
+   - n > 1 otherwise: an OpenMP team of min(n, chunks) threads, the caller among them.
+   A chunk never starts nested parallel work: an op a chunk might call runs serially. */
+
+/* A host-supplied parallel-for: run body(chunk, arg) for every chunk in [0, n_chunks), each
+   exactly once, on any threads, in any order, and return when all are done. */
+typedef void (*sg_parallel_for_fn)(void *host_ctx, int64_t n_chunks,
+                                   void (*body)(int64_t chunk, void *arg), void *arg);
+/* Lends the host's pool to the engine for every op with more than one chunk and more than one
+   thread (above), from every thread; NULL restores the engine's OpenMP. fn may be called from
+   several threads at once (each calling an op) and must not wait for work of the caller's own
+   that is queued behind it. The engine reads (fn, host_ctx) as one pair; replace them while
+   no op runs, or keep the old pool alive until the ops in flight return. */
+SG_API void sg_set_parallel_for(sg_parallel_for_fn fn, void *host_ctx);
+/* This thread's own count, over the process's (sg_set_threads): 1 marks the thread as one
+   whose ops stay on it; n > 1 lets its ops use up to n threads; 0 (or less) = the process
+   setting again. Inside a host OpenMP region the engine uses the calling thread alone
+   whatever this says. */
+SG_API void sg_set_thread_local_threads(int n);
+
+/* ---- Embedding: memory the caller owns ------------------------------------------------------ */
+/* A wrapped tensor reads and writes the caller's buffer in place (no copy). It is an ordinary
+   tensor otherwise: every op takes it, scopes track it, a tape saves it by reference, views of it
+   (sg_reshape) share the buffer and keep it alive. The buffer is the caller's memory, not the
+   engine's: sg_memory() counts the tensor in num_tensors but not its bytes in num_bytes or
+   peak_bytes. */
+
+/* Gives a wrapped buffer back: called once, with the data and ctx given to the wrap, on the
+   thread that drops the tensor's last reference (sg_dispose, sg_scope_end, sg_tape_end
+   releasing a saved tensor, the end of a view). It runs inside those calls, so it must not make
+   or dispose tensors; freeing memory or releasing a host object is what it is for. */
+typedef void (*sg_deleter)(void *data, void *ctx);
+/* A tensor over data (row-major, sg_numel elements) without copying it. deleter may be NULL: the
+   caller then keeps the buffer and must keep it alive as long as the tensor or any view of it
+   lives. Any address aligned to the element (4 bytes) is accepted; 64-byte alignment is
+   fastest. The buffer must not be written behind the engine's back while ops may read it, nor
+   while a tape holds the tensor: change it through sg_data_f32_mut, which says when that is
+   safe. Once called, the deleter runs exactly once: on failure (NULL: bad shape, NULL data for
+   a non-empty shape, misaligned data, no memory) before this returns. */
+SG_API sg_tensor *sg_tensor_wrap_f32(float *data, const int64_t *shape, int rank,
+                                     sg_deleter deleter, void *ctx);
+SG_API sg_tensor *sg_tensor_wrap_i32(int32_t *data, const int64_t *shape, int rank,
+                                     sg_deleter deleter, void *ctx);
+/* Writable access to an f32 tensor the caller owns outright: this is its only reference (no
+   sg_retain, no tape saved it) and no other live tensor shares its storage (no view of it, and
+   it is no view). Otherwise NULL with SG_ERR_STATE and a message saying which (SG_ERR_DTYPE if
+   it is not f32). Works on any tensor, wrapped or made by the engine. */
+SG_API float *sg_data_f32_mut(sg_tensor *t);
 
 /* ---- Gradients (tape) ---------------------------------------------------------------------- */
 
