@@ -54,11 +54,27 @@ static void check_kernel(const char *name, bool conf, bool flops) {
   if (flops) cr_expect(k->flops.given, "%s: no .flops", name);
 }
 
+/* A row op's double reference (opinfo_row_ref): the members its consumers call are given, the
+   others NULL. */
+enum { R_REDUCE = 1, R_DX = 2, R_ARG = 4, R_MAP = 8, R_MAP_BACKWARD = 16, R_LOSS = 32 };
+static void check_row_ref(const char *name, unsigned want) {
+  const opinfo_kernel *k = opinfo_kernel_find(name);
+  cr_assert_not_null(k, "no op-info row for the row op %s (opinfo/opinfo_reduce.c)", name);
+  const opinfo_row_ref *f = &k->row_ref;
+  const bool given[] = {f->reduce, f->dx, f->arg, f->map, f->map_backward, f->loss};
+  static const char *const member[] = {"reduce", "dx", "arg", "map", "map_backward", "loss"};
+  for (unsigned i = 0; i < sizeof given / sizeof *given; i++)
+    cr_expect(given[i] == ((want >> i) & 1u), "%s: .row_ref.%s must be %s", name, member[i],
+              (want >> i) & 1u ? "given (its double reference)" : "NULL");
+}
+
 #define UNARY_(nm, sv, doc) check_unary(#nm, SAVED_##sv, false);
 #define STEP_(nm, doc) check_unary(#nm, SAVED_NONE, true);
 #define BINARY_(nm, doc) check_binary(#nm, true);
 #define COMPARE_(nm, doc) check_binary(#nm, false);
-#define REDUCE_(nm, doc) check_kernel("reduce_" #nm, true, true);
+#define REDUCE_(nm, doc)                                                                           \
+  check_kernel("reduce_" #nm, true, true);                                                         \
+  check_row_ref("reduce_" #nm, R_REDUCE | R_DX);
 
 Test(opinfo, every_slot_of_the_op_lists_has_a_full_row) {
   SG_FOR_EACH_UNARY_OP(UNARY_)
@@ -92,6 +108,17 @@ Test(opinfo, every_slot_of_the_op_lists_has_a_full_row) {
     check_kernel(conf_only[i], true, false);
   for (size_t i = 0; i < sizeof flops_only / sizeof *flops_only; i++)
     check_kernel(flops_only[i], false, true);
+}
+
+/* The other row ops' references (the reductions' are checked with their list above). */
+Test(opinfo, every_row_op_has_its_double_reference) {
+  check_row_ref("argmax", R_ARG);
+  check_row_ref("argmin", R_ARG);
+  check_row_ref("softmax", R_MAP | R_MAP_BACKWARD);
+  check_row_ref("log_softmax", R_MAP | R_MAP_BACKWARD);
+  check_row_ref("softmax_cross_entropy", R_LOSS | R_DX);
+  check_row_ref("softmax_cross_entropy:log_probs", R_MAP);
+  check_row_ref("softmax_cross_entropy_backward:dlabels", R_DX);
 }
 
 /* Every row names a slot: a row left behind by a renamed op is found too. */
