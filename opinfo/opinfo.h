@@ -9,6 +9,7 @@
  *   tests/test_conformance_*.c          conf (the contract against the scalar backend)
  *   tests/accuracy_report.c             ref, dref, dref_y, sweep
  *   tests/test_reduce.c, test_nn.c      row_ref (the row ops' references; so does the report)
+ *   tests/test_matmul.c                 opinfo_ref_gemm (so does the report)
  *   bench/bench_opinfo.c                bench_range, flops (docs/bench.md's counting rule)
  */
 #ifndef SIMDGRAD_OPINFO_H
@@ -144,6 +145,14 @@ typedef struct opinfo_kernel {
   opinfo_flops flops;
   opinfo_row_ref row_ref; /* row ops only (opinfo_reduce.c) */
 } opinfo_kernel;
+
+/* gemm's double reference (opinfo_kernel.c; read by tests/test_matmul.c and the accuracy
+   report): c = op(a) op(b), m x n, the products added in order of p, and mag = sum_p
+   |a_ip b_pj| (the scale of the rounding error; NULL: not wanted), both with row stride ldc.
+   op(a) is m x k, a stored k x m when ta (a_ip = a[p lda + i], else a[i lda + p]); op(b) is
+   k x n, b stored n x k when tb. */
+void opinfo_ref_gemm(size_t m, size_t n, size_t k, const float *a, size_t lda, bool ta,
+                     const float *b, size_t ldb, bool tb, double *c, double *mag, size_t ldc);
 
 /* The tables, and lookups by name (NULL when there is no row). */
 extern const opinfo_unary opinfo_unary_table[];
