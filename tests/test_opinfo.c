@@ -141,3 +141,32 @@ Test(opinfo, every_row_names_a_slot) {
     cr_expect(found, "the binary row %s names no slot", opinfo_binary_table[i].name);
   }
 }
+
+/* The row references' documented rules (opinfo_row_ref), on hand values: the kernels' tests
+   compare with these references on random rows, where ties and second NaNs do not occur. */
+Test(opinfo, row_references_keep_their_nan_tie_and_empty_rules) {
+  const float row[] = {1, 3, 3, 0, -2, -2}, nans[] = {2, NAN, 9, NAN};
+  cr_expect_eq(t_row_ref("argmax")->arg(row, 6, 1), 1, "argmax: the first of tied maxima");
+  cr_expect_eq(t_row_ref("argmin")->arg(row, 6, 1), 4, "argmin: the first of tied minima");
+  cr_expect_eq(t_row_ref("argmax")->arg(nans, 4, 1), 1, "argmax: the first NaN wins");
+  cr_expect_eq(t_row_ref("argmin")->arg(nans, 4, 1), 1, "argmin: the first NaN wins");
+  cr_expect_eq(t_row_ref("argmax")->arg(row, 3, 2), 1, "argmax over a strided row");
+  static const char *const reductions[] = {"reduce_sum", "reduce_max", "reduce_min",
+                                           "reduce_logsumexp"};
+  const double empty[] = {0, -INFINITY, INFINITY, -INFINITY};
+  for (int i = 0; i < 4; i++) {
+    const opinfo_row_ref *f = t_row_ref(reductions[i]);
+    cr_assert_not_null(f->reduce, "%s: no .row_ref.reduce", reductions[i]);
+    cr_expect(isnan(f->reduce(nans, 4, 1)), "%s: a NaN in the row gives NaN", reductions[i]);
+    double e = f->reduce(row, 0, 1);
+    cr_expect(e == empty[i] && !signbit(e) == !signbit(empty[i]), "%s of an empty row: %g",
+              reductions[i], e);
+  }
+  cr_expect_eq(t_row_ref("reduce_max")->reduce(row, 6, 1), 3);
+  cr_expect_eq(t_row_ref("reduce_min")->reduce(row, 3, 2), -2); /* 1, 3, -2 */
+  double y[4];
+  for (int lf = 0; lf < 2; lf++) {
+    t_row_ref(lf ? "log_softmax" : "softmax")->map(nans, 4, 1, y);
+    for (int i = 0; i < 4; i++) cr_expect(isnan(y[i]), "a NaN row's softmax is NaN throughout");
+  }
+}
