@@ -316,7 +316,7 @@ static void check_softmax_kernels(const sg_backend *be, size_t outer, size_t r, 
     (lf ? be->log_softmax : be->softmax)(x, outer, r, inner, y);
     ref_softmax(x, (int)outer, (int)r, (int)inner, lf, ref);
     for (size_t i = 0; i < n; i++) {
-      /* A NaN row: NaN throughout (the double reference's fmax skips NaN). */
+      /* A NaN row: NaN throughout (as the double reference gives it). */
       bool nan_row = with_nan && i < r * inner && i % inner == 0;
       double w = nan_row ? NAN : ref[i];
       cr_assert(close_to(y[i], w, 1e-6, 1e-5),
