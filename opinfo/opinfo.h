@@ -8,6 +8,8 @@
  *   tests/test_unary.c, test_binary.c   ref, dref, domain, grad_domain, vs_double, edge
  *   tests/test_conformance_*.c          conf (the contract against the scalar backend)
  *   tests/accuracy_report.c             ref, dref, dref_y, sweep
+ *   tests/test_reduce.c, test_nn.c      row_ref (the row ops' references; so does the report)
+ *   tests/test_matmul.c                 opinfo_ref_gemm (so does the report)
  *   bench/bench_opinfo.c                bench_range, flops (docs/bench.md's counting rule)
  */
 #ifndef SIMDGRAD_OPINFO_H
@@ -107,6 +109,32 @@ typedef struct opinfo_binary {
 
 /* ---- Every other kernel: reductions, softmax family, gemm, shape, image ops, updates ---- */
 
+/* The double-precision reference of a row op (reductions, argmax / argmin, the softmax family,
+   softmax_cross_entropy), written once in opinfo_reduce.c and named by its row; each row gives
+   the members its kernel needs (tests/test_opinfo.c checks which). A row is the r floats
+   x[0], x[stride], ..., x[(r - 1) stride]; a double output row is strided the same way.
+   NaN policy: a row holding a NaN reduces to NaN (sum, max, min, logsumexp), and its softmax
+   and log_softmax are NaN throughout (as the kernels' and the engine's); argmax / argmin
+   return the first NaN's index. An empty row sums to +0; its max is -inf, min +inf, logsumexp
+   -inf. Sums run in double in row order, from +0. */
+typedef struct opinfo_row_ref {
+  /* Reductions: the row's value. */
+  double (*reduce)(const float *x, size_t r, size_t stride);
+  /* Elementwise backward formulas, dx = dx(dy, a, b): for a reduction a = x, b = y (the
+     reduced value); for softmax_cross_entropy (dlogits) and its dlabels output, a = the
+     label, b = the log-probability, dy = the row's dloss. */
+  double (*dx)(double dy, double a, double b);
+  /* argmax, argmin (r >= 1): the first extremum's index, or the first NaN's. */
+  size_t (*arg)(const float *x, size_t r, size_t stride);
+  /* softmax, log_softmax (and softmax_cross_entropy's log_probs): the output row y. */
+  void (*map)(const float *x, size_t r, size_t stride, double *y);
+  /* softmax_backward, log_softmax_backward, from the row's probabilities p (e^y for
+     log_softmax): dx = p (dy - sum dy p), dx = dy - p sum dy. */
+  void (*map_backward)(const float *dy, const double *p, size_t r, size_t stride, double *dx);
+  /* softmax_cross_entropy: one row's loss, -sum labels lp, from the log-probabilities lp. */
+  double (*loss)(const float *labels, const double *lp, size_t r, size_t stride);
+} opinfo_row_ref;
+
 /* A kernel with a conformance contract (conf) and/or bench FLOPs. Names are the slots'
    ("reduce_sum", "gemm"); an output of a kernel with several has its own contract under
    "slot:output" ("softmax_cross_entropy:log_probs"). */
@@ -115,7 +143,16 @@ typedef struct opinfo_kernel {
   bool has_conf; /* the conformance tests check this kernel against conf */
   opinfo_conf conf;
   opinfo_flops flops;
+  opinfo_row_ref row_ref; /* row ops only (opinfo_reduce.c) */
 } opinfo_kernel;
+
+/* gemm's double reference (opinfo_kernel.c; read by tests/test_matmul.c and the accuracy
+   report): c = op(a) op(b), m x n, the products added in order of p, and mag = sum_p
+   |a_ip b_pj| (the scale of the rounding error; NULL: not wanted), both with row stride ldc.
+   op(a) is m x k, a stored k x m when ta (a_ip = a[p lda + i], else a[i lda + p]); op(b) is
+   k x n, b stored n x k when tb. */
+void opinfo_ref_gemm(size_t m, size_t n, size_t k, const float *a, size_t lda, bool ta,
+                     const float *b, size_t ldb, bool tb, double *c, double *mag, size_t ldc);
 
 /* The tables, and lookups by name (NULL when there is no row). */
 extern const opinfo_unary opinfo_unary_table[];

@@ -1,5 +1,7 @@
 /* The rows of every other kernel: fill, gemm, shape, the image ops, dropout, batch norm and the
- * optimizer updates; and the lookup over these and the reductions' table. */
+ * optimizer updates; gemm's double reference; and the lookup over these and the reductions'
+ * table. */
+#include <math.h>
 #include <string.h>
 
 #include "opinfo.h"
@@ -59,4 +61,20 @@ const opinfo_kernel *opinfo_kernel_find(const char *name) {
   for (size_t i = 0; i < opinfo_kernel_count; i++)
     if (strcmp(opinfo_kernel_table[i].name, name) == 0) return &opinfo_kernel_table[i];
   return NULL;
+}
+
+void opinfo_ref_gemm(size_t m, size_t n, size_t k, const float *a, size_t lda, bool ta,
+                     const float *b, size_t ldb, bool tb, double *c, double *mag, size_t ldc) {
+  for (size_t i = 0; i < m; i++)
+    for (size_t j = 0; j < n; j++) {
+      double s = 0, sa = 0;
+      for (size_t p = 0; p < k; p++) {
+        double x = ta ? a[p * lda + i] : a[i * lda + p];
+        double y = tb ? b[j * ldb + p] : b[p * ldb + j];
+        s += x * y;
+        sa += fabs(x * y);
+      }
+      c[i * ldc + j] = s;
+      if (mag) mag[i * ldc + j] = sa;
+    }
 }

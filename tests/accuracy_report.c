@@ -17,8 +17,9 @@
  * An error is |got - ref| / ulp(ref), ulp(ref) being the spacing of floats at ref's binade
  * (2^-149 in the denormals and at 0). A result that should be NaN or +-inf and is not (or the
  * reverse) counts as infinite error, and the table shows where. The unary and binary ops'
- * double references and swept domains are their op-info rows' (opinfo/). Not a test: it only
- * measures; tests/test_conformance_*.c and the per-family tests hold the bounds. */
+ * double references and swept domains are their op-info rows' (opinfo/), and so are the row
+ * ops' (opinfo_row_ref: reductions, argmax / argmin, the softmax family, cross-entropy). Not a
+ * test: it only measures; tests/test_conformance_*.c and the per-family tests hold the bounds. */
 #include <float.h>
 #include <math.h>
 #include <stdint.h>
@@ -309,6 +310,18 @@ static const layout k_layouts[] = {{1024, 1024, 1, "rows of 1024"},
 static double at3(const float *x, layout l, size_t o, size_t j, size_t i) {
   return x[(o * l.r + j) * l.inner + i];
 }
+/* The row (o, i) of a layout: its first element (the row's stride is l.inner). */
+static size_t row0(layout l, size_t o, size_t i) { return o * l.r * l.inner + i; }
+
+/* The row op's double reference: its op-info row's (opinfo/opinfo_reduce.c). */
+static const opinfo_row_ref *row_ref(const char *name) {
+  const opinfo_kernel *k = opinfo_kernel_find(name);
+  if (!k) { /* tests/test_opinfo.c fails on it too */
+    fprintf(stderr, "accuracy_report: no op-info row for %s\n", name);
+    exit(1);
+  }
+  return &k->row_ref;
+}
 
 /* One line per layout: sum (positive data: ULP), sum (mixed signs: eps sum|x|), logsumexp. */
 static void report_reductions(void) {
@@ -322,36 +335,32 @@ static void report_reductions(void) {
     }
     for (size_t i = 0; i < m; i++) dy[i] = (float)(0.5 + unif());
     worst ws[4] = {{0}}, wm[4] = {{0}}, wl[4] = {{0}}, wlb[4] = {{0}};
+    const opinfo_row_ref *sum = row_ref("reduce_sum"), *lse = row_ref("reduce_logsumexp");
     for (int k = 0; k < g_nbe; k++) {
       const sg_backend *be = g_be[k];
       be->reduce_sum(xp, l.outer, l.r, l.inner, y);
       for (size_t o = 0; o < l.outer; o++)
         for (size_t i = 0; i < l.inner; i++) {
-          double s = 0;
-          for (size_t j = 0; j < l.r; j++) s += at3(xp, l, o, j, i);
+          double s = sum->reduce(xp + row0(l, o, i), l.r, l.inner);
           note(&ws[k], ulp_err(y[o * l.inner + i], s), (double)o, (double)i);
         }
       be->reduce_sum(xm, l.outer, l.r, l.inner, y);
       for (size_t o = 0; o < l.outer; o++)
         for (size_t i = 0; i < l.inner; i++) {
-          double s = 0, sa = 0;
-          for (size_t j = 0; j < l.r; j++)
-            s += at3(xm, l, o, j, i), sa += fabs(at3(xm, l, o, j, i));
+          double s = sum->reduce(xm + row0(l, o, i), l.r, l.inner), sa = 0;
+          for (size_t j = 0; j < l.r; j++) sa += fabs(at3(xm, l, o, j, i));
           note(&wm[k], fabs(y[o * l.inner + i] - s) / (FLT_EPSILON * sa), (double)o, (double)i);
         }
       be->reduce_logsumexp(xm, l.outer, l.r, l.inner, y);
       be->reduce_logsumexp_backward(dy, xm, y, l.outer, l.r, l.inner, dx);
       for (size_t o = 0; o < l.outer; o++)
         for (size_t i = 0; i < l.inner; i++) {
-          double mx = -INFINITY, s = 0;
-          for (size_t j = 0; j < l.r; j++) mx = fmax(mx, at3(xm, l, o, j, i));
-          for (size_t j = 0; j < l.r; j++) s += exp(at3(xm, l, o, j, i) - mx);
-          double lse = mx + log(s);
-          note(&wl[k], ulp_err(y[o * l.inner + i], lse), (double)o, (double)i);
+          double want = lse->reduce(xm + row0(l, o, i), l.r, l.inner);
+          note(&wl[k], ulp_err(y[o * l.inner + i], want), (double)o, (double)i);
           for (size_t j = 0; j < l.r; j++)
             note(&wlb[k],
                  ulp_err(dx[(o * l.r + j) * l.inner + i],
-                         dy[o * l.inner + i] * exp(at3(xm, l, o, j, i) - lse)),
+                         lse->dx(dy[o * l.inner + i], at3(xm, l, o, j, i), want)),
                  (double)o, (double)j);
         }
     }
@@ -362,17 +371,15 @@ static void report_reductions(void) {
     for (int k = 0; k < g_nbe; k++)
       for (int want_max = 0; want_max < 2; want_max++) {
         const sg_backend *be = g_be[k];
+        const opinfo_row_ref *ext = row_ref(want_max ? "reduce_max" : "reduce_min");
+        const opinfo_row_ref *arg = row_ref(want_max ? "argmax" : "argmin");
         (want_max ? be->reduce_max : be->reduce_min)(xm, l.outer, l.r, l.inner, y);
         (want_max ? be->argmax : be->argmin)(xm, l.outer, l.r, l.inner, idx);
         for (size_t o = 0; o < l.outer; o++)
           for (size_t i = 0; i < l.inner; i++) {
-            size_t best = 0;
-            for (size_t j = 1; j < l.r; j++) {
-              double v = at3(xm, l, o, j, i), bv = at3(xm, l, o, best, i);
-              if (want_max ? v > bv : v < bv) best = j;
-            }
-            note(&wx[k], ulp_err(y[o * l.inner + i], at3(xm, l, o, best, i)), (double)o, 0);
-            if ((size_t)idx[o * l.inner + i] != best) wa[k].err += 1;
+            const float *row = xm + row0(l, o, i);
+            note(&wx[k], ulp_err(y[o * l.inner + i], ext->reduce(row, l.r, l.inner)), (double)o, 0);
+            if ((size_t)idx[o * l.inner + i] != arg->arg(row, l.r, l.inner)) wa[k].err += 1;
           }
       }
     free(idx);
@@ -404,21 +411,17 @@ static void report_softmax(void) {
     size_t n = l.outer * l.r * l.inner;
     float *x = fmalloc(n), *y = fmalloc(n), *dy = fmalloc(n), *dx = fmalloc(n);
     double *ref = malloc(n * sizeof *ref), *lref = malloc(n * sizeof *lref);
-    if (!ref || !lref) exit(1);
+    double *want = malloc(n * sizeof *want);
+    if (!ref || !lref || !want) exit(1);
     for (size_t i = 0; i < n; i++) {
       x[i] = (float)(20 * unif() - 10);
       dy[i] = (float)(2 * unif() - 1);
     }
+    const opinfo_row_ref *op[2] = {row_ref("softmax"), row_ref("log_softmax")};
     for (size_t o = 0; o < l.outer; o++)
       for (size_t i = 0; i < l.inner; i++) {
-        double mx = -INFINITY, s = 0;
-        for (size_t j = 0; j < l.r; j++) mx = fmax(mx, at3(x, l, o, j, i));
-        for (size_t j = 0; j < l.r; j++) s += exp(at3(x, l, o, j, i) - mx);
-        for (size_t j = 0; j < l.r; j++) {
-          size_t at = (o * l.r + j) * l.inner + i;
-          lref[at] = x[at] - mx - log(s);
-          ref[at] = exp(lref[at]);
-        }
+        op[0]->map(x + row0(l, o, i), l.r, l.inner, ref + row0(l, o, i));
+        op[1]->map(x + row0(l, o, i), l.r, l.inner, lref + row0(l, o, i));
       }
     worst w[4][4] = {{{0}}};
     for (int k = 0; k < g_nbe; k++) {
@@ -432,17 +435,17 @@ static void report_softmax(void) {
         (lg ? be->log_softmax_backward : be->softmax_backward)(dy, y, l.outer, l.r, l.inner, dx);
         for (size_t o = 0; o < l.outer; o++)
           for (size_t i = 0; i < l.inner; i++) {
-            double s = 0, sa = 0;
+            op[lg]->map_backward(dy + row0(l, o, i), ref + row0(l, o, i), l.r, l.inner,
+                                 want + row0(l, o, i));
+            double sa = 0;
             for (size_t j = 0; j < l.r; j++) {
               size_t at = (o * l.r + j) * l.inner + i;
-              s += lg ? dy[at] : dy[at] * ref[at];
               sa += lg ? fabs(dy[at]) : fabs(dy[at] * ref[at]);
             }
             for (size_t j = 0; j < l.r; j++) {
               size_t at = (o * l.r + j) * l.inner + i;
-              double want = lg ? dy[at] - ref[at] * s : ref[at] * (dy[at] - s);
               double mag = lg ? fabs(dy[at]) + ref[at] * sa : ref[at] * (fabs(dy[at]) + sa);
-              note(&w[2 + lg][k], fabs(dx[at] - want) / (FLT_EPSILON * mag), x[at], 0);
+              note(&w[2 + lg][k], fabs(dx[at] - want[at]) / (FLT_EPSILON * mag), x[at], 0);
             }
           }
       }
@@ -461,6 +464,7 @@ static void report_softmax(void) {
     free(dx);
     free(ref);
     free(lref);
+    free(want);
   }
 }
 
@@ -470,17 +474,18 @@ static void report_sce(void) {
   float *dl = fmalloc(rows), *dlab = fmalloc(n), *dlog = fmalloc(n);
   double *lref = malloc(n * sizeof *lref);
   if (!lref) exit(1);
+  const opinfo_row_ref *lps = row_ref("softmax_cross_entropy:log_probs");
+  const opinfo_row_ref *ce = row_ref("softmax_cross_entropy");
+  const opinfo_row_ref *dlabels = row_ref("softmax_cross_entropy_backward:dlabels");
   for (size_t r = 0; r < rows; r++) {
-    double tot = 0, mx = -INFINITY, s = 0;
+    double tot = 0;
     for (size_t c = 0; c < classes; c++) {
       lab[r * classes + c] = (float)unif();
       tot += lab[r * classes + c];
       x[r * classes + c] = (float)(20 * unif() - 10);
-      mx = fmax(mx, x[r * classes + c]);
     }
     for (size_t c = 0; c < classes; c++) lab[r * classes + c] = (float)(lab[r * classes + c] / tot);
-    for (size_t c = 0; c < classes; c++) s += exp(x[r * classes + c] - mx);
-    for (size_t c = 0; c < classes; c++) lref[r * classes + c] = x[r * classes + c] - mx - log(s);
+    lps->map(x + r * classes, classes, 1, lref + r * classes);
     dl[r] = (float)(0.5 + unif());
   }
   worst w[4][4] = {{{0}}};
@@ -489,17 +494,17 @@ static void report_sce(void) {
     be->softmax_cross_entropy(lab, x, rows, classes, loss, lp);
     be->softmax_cross_entropy_backward(dl, lab, lp, rows, classes, dlab, dlog);
     for (size_t r = 0; r < rows; r++) {
-      double l = 0;
-      for (size_t c = 0; c < classes; c++) l -= lab[r * classes + c] * lref[r * classes + c];
+      double l = ce->loss(lab + r * classes, lref + r * classes, classes, 1);
       note(&w[0][k], ulp_err(loss[r], l), (double)r, 0);
       for (size_t c = 0; c < classes; c++) {
         size_t at = r * classes + c;
-        double p = exp(lref[at]);
+        double p = exp(lref[at]); /* for the bound */
         note(&w[1][k], ulp_err(lp[at], lref[at]), x[at], 0);
-        note(&w[2][k], ulp_err(dlab[at], -dl[r] * lref[at]), x[at], 0);
+        note(&w[2][k], ulp_err(dlab[at], dlabels->dx(dl[r], lab[at], lref[at])), x[at], 0);
         note(&w[3][k],
-             fabs(dlog[at] - dl[r] * (p - lab[at])) / (FLT_EPSILON * dl[r] * (p + lab[at])), x[at],
-             0);
+             fabs(dlog[at] - ce->dx(dl[r], lab[at], lref[at])) /
+                 (FLT_EPSILON * dl[r] * (p + lab[at])),
+             x[at], 0);
       }
     }
   }
@@ -531,22 +536,22 @@ static void report_gemm(void) {
     float *a = fmalloc(m * k), *b = fmalloc(k * n), *c = fmalloc(m * n);
     for (size_t i = 0; i < m * k; i++) a[i] = (float)(2 * unif() - 1);
     for (size_t i = 0; i < k * n; i++) b[i] = (float)(2 * unif() - 1);
+    double *ref = malloc(4 * m * n * sizeof *ref), *mag = malloc(4 * m * n * sizeof *mag);
+    if (!ref || !mag) exit(1);
+    /* The same A and B read through the transposes: A stored k x m when ta. */
+    for (int tr = 0; tr < 4; tr++)
+      opinfo_ref_gemm(m, n, k, a, tr & 1 ? m : k, tr & 1, b, tr >> 1 ? k : n, tr >> 1,
+                      ref + tr * m * n, mag + tr * m * n, n);
     worst w[4] = {{0}};
     for (int q = 0; q < g_nbe; q++)
       for (int tr = 0; tr < 4; tr++) {
         bool ta = tr & 1, tb = tr >> 1;
-        /* The same A and B read through the transposes: A stored k x m when ta. */
         g_be[q]->gemm(m, n, k, a, ta ? m : k, ta, b, tb ? k : n, tb, 0.0f, c, n);
+        const double *rf = ref + tr * m * n, *mg = mag + tr * m * n;
         for (size_t i = 0; i < m; i++)
-          for (size_t j = 0; j < n; j++) {
-            double ref = 0, mag = 0;
-            for (size_t p = 0; p < k; p++) {
-              double av = ta ? a[p * m + i] : a[i * k + p], bv = tb ? b[j * k + p] : b[p * n + j];
-              ref += av * bv;
-              mag += fabs(av * bv);
-            }
-            note(&w[q], fabs(c[i * n + j] - ref) / (FLT_EPSILON * mag), (double)i, (double)j);
-          }
+          for (size_t j = 0; j < n; j++)
+            note(&w[q], fabs(c[i * n + j] - rf[i * n + j]) / (FLT_EPSILON * mg[i * n + j]),
+                 (double)i, (double)j);
       }
     printf("| gemm %zu x %zu x %zu, all transposes (units of eps sum\\|a b\\|) | a, b in [-1, 1) |",
            m, n, k);
@@ -555,6 +560,8 @@ static void report_gemm(void) {
     free(a);
     free(b);
     free(c);
+    free(ref);
+    free(mag);
   }
 }
 

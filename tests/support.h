@@ -7,6 +7,8 @@
 #include <simdgrad/backend.h>
 #include <simdgrad/simdgrad.h>
 
+#include "opinfo.h"
+
 /* A tensor from a literal: T(data, dims...) where dims are given as an int64_t array. */
 sg_tensor *t_f32(const float *data, int rank, const int64_t *shape);
 /* Asserts t is f32 with the given shape and every element within atol + rtol*|want| of want
@@ -26,6 +28,10 @@ typedef sg_tensor *(*gc_fn)(sg_tensor *const *xs, void *arg);
    that no tensor leaks. */
 void gc_check(const char *name, gc_fn f, void *arg, sg_tensor *const *xs, int n, double h,
               double tol);
+
+/* The double reference of the row op name (its op-info row's row_ref, opinfo/opinfo_reduce.c);
+   asserts the row exists. */
+const opinfo_row_ref *t_row_ref(const char *name);
 
 /* sg_memory().num_tensors, for leak assertions. */
 int64_t t_live_tensors(void);

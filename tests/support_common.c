@@ -14,6 +14,12 @@ sg_tensor *t_f32(const float *data, int rank, const int64_t *shape) {
 
 int64_t t_live_tensors(void) { return sg_memory().num_tensors; }
 
+const opinfo_row_ref *t_row_ref(const char *name) {
+  const opinfo_kernel *k = opinfo_kernel_find(name);
+  cr_assert_not_null(k, "no op-info row for %s (opinfo/opinfo_reduce.c)", name);
+  return &k->row_ref;
+}
+
 void t_expect_f32(const sg_tensor *t, const float *want, int rank, const int64_t *shape,
                   double atol, double rtol) {
   cr_assert_not_null(t, "expected a tensor, got NULL: %s", sg_last_error());

@@ -12,7 +12,8 @@
 /* ---- The reference ---------------------------------------------------------------------- */
 
 /* out = op(a) op(b) in double with NumPy batch broadcasting, and absbound = sum |a||b| per
-   element (the scale of the rounding error). Returns the output element count. */
+   element (the scale of the rounding error), each matrix by opinfo_ref_gemm. Returns the output
+   element count. */
 static int64_t ref_matmul(const sg_tensor *ta_, const sg_tensor *tb_, bool ta, bool tb, double *out,
                           double *absbound, int64_t *oshape, int *orank) {
   const float *a = sg_data_f32(ta_), *b = sg_data_f32(tb_);
@@ -43,19 +44,9 @@ static int64_t ref_matmul(const sg_tensor *ta_, const sg_tensor *tb_, bool ta, b
       astr *= abat[d];
       bstr *= bbat[d];
     }
-    const float *am = a + aoff * arows * acols, *bm = b + boff * brows * bcols;
-    for (int64_t i = 0; i < m; i++)
-      for (int64_t j = 0; j < n; j++) {
-        double s = 0, sa = 0;
-        for (int64_t p = 0; p < k; p++) {
-          double x = ta ? am[p * acols + i] : am[i * acols + p];
-          double y = tb ? bm[j * bcols + p] : bm[p * bcols + j];
-          s += x * y;
-          sa += fabs(x * y);
-        }
-        out[(o * m + i) * n + j] = s;
-        absbound[(o * m + i) * n + j] = sa;
-      }
+    opinfo_ref_gemm((size_t)m, (size_t)n, (size_t)k, a + aoff * arows * acols, (size_t)acols, ta,
+                    b + boff * brows * bcols, (size_t)bcols, tb, out + o * m * n,
+                    absbound + o * m * n, (size_t)n);
   }
   return nout * m * n;
 }

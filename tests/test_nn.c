@@ -1,7 +1,7 @@
 /* Neural-net op tests: softmax and log_softmax (known values, extreme logits, every axis,
  * gradients), softmax_cross_entropy (hand values, gradients for labels and logits), errors,
- * empty tensors, thread-count independence, and every backend's kernels against a double
- * reference. */
+ * empty tensors, thread-count independence, and every backend's kernels against the double
+ * references of the op-info rows (opinfo/opinfo_reduce.c). */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -9,18 +9,14 @@
 
 #include "support.h"
 
-/* softmax (or log_softmax) of a row-major [outer, r, inner] array in double. */
+/* softmax (or log_softmax) of a row-major [outer, r, inner] array in double: the op-info rows'
+   reference (opinfo/opinfo_reduce.c; a row holding a NaN is NaN throughout) on every row. */
 static void ref_softmax(const float *x, int outer, int r, int inner, bool log_form, double *y) {
+  const opinfo_row_ref *rf = t_row_ref(log_form ? "log_softmax" : "softmax");
   for (int o = 0; o < outer; o++)
-    for (int i = 0; i < inner; i++) {
-      double m = -INFINITY, s = 0;
-      for (int k = 0; k < r; k++) m = fmax(m, x[(o * r + k) * inner + i]);
-      for (int k = 0; k < r; k++) s += exp(x[(o * r + k) * inner + i] - m);
-      for (int k = 0; k < r; k++) {
-        int at = (o * r + k) * inner + i;
-        y[at] = log_form ? x[at] - m - log(s) : exp(x[at] - m) / s;
-      }
-    }
+    for (int i = 0; i < inner; i++)
+      rf->map(x + (size_t)o * r * inner + i, (size_t)r, (size_t)inner,
+              y + (size_t)o * r * inner + i);
 }
 
 Test(nn, softmax_and_log_softmax_over_every_axis) {
@@ -87,16 +83,15 @@ Test(nn, extreme_logits) {
   cr_assert_eq(t_live_tensors(), live);
 }
 
-/* loss = mean over rows of -sum(labels * log_softmax(logits)). */
+/* loss = mean over rows of -sum(labels * log_softmax(logits)), each row's by the op-info
+   references (at most 16 classes). */
 static double ref_ce(const float *labels, const float *logits, int rows, int classes) {
-  double total = 0;
+  const opinfo_row_ref *ce = t_row_ref("softmax_cross_entropy");
+  double total = 0, lp[16];
+  cr_assert(classes <= 16);
   for (int r = 0; r < rows; r++) {
-    double m = -INFINITY, s = 0, l = 0;
-    for (int c = 0; c < classes; c++) m = fmax(m, logits[r * classes + c]);
-    for (int c = 0; c < classes; c++) s += exp(logits[r * classes + c] - m);
-    for (int c = 0; c < classes; c++)
-      l -= labels[r * classes + c] * (logits[r * classes + c] - m - log(s));
-    total += l;
+    ref_softmax(logits + r * classes, 1, classes, 1, true, lp);
+    total += ce->loss(labels + r * classes, lp, (size_t)classes, 1);
   }
   return total / rows;
 }
@@ -136,9 +131,9 @@ Test(nn, cross_entropy_hand_values) {
   double lsm[6];
   ref_softmax(lg, 2, 3, 1, true, lsm);
   float wl[6], wg[6];
-  for (int i = 0; i < 6; i++) {
-    wl[i] = (float)(-lsm[i] / 2);
-    wg[i] = (float)((exp(lsm[i]) - lab[i]) / 2);
+  for (int i = 0; i < 6; i++) { /* dloss = 1 / rows */
+    wl[i] = (float)t_row_ref("softmax_cross_entropy_backward:dlabels")->dx(0.5, lab[i], lsm[i]);
+    wg[i] = (float)t_row_ref("softmax_cross_entropy")->dx(0.5, lab[i], lsm[i]);
   }
   t_expect_f32(g[0], wl, 2, s, 1e-6, 1e-6);
   t_expect_f32(g[1], wg, 2, s, 1e-6, 1e-6);
@@ -309,7 +304,7 @@ static void check_softmax_kernels(const sg_backend *be, size_t outer, size_t r, 
                                   bool with_nan) {
   size_t n = outer * r * inner, cap = n ? n : 1;
   float *x = malloc(cap * 4), *y = malloc(cap * 4), *dy = malloc(cap * 4), *dx = malloc(cap * 4);
-  double *ref = malloc(cap * sizeof(double));
+  double *ref = malloc(cap * sizeof(double)), *want = malloc(cap * sizeof(double));
   uint64_t seed = r * 7 + inner;
   for (size_t i = 0; i < n; i++) {
     x[i] = rnd(&seed, 8.0f);
@@ -321,7 +316,7 @@ static void check_softmax_kernels(const sg_backend *be, size_t outer, size_t r, 
     (lf ? be->log_softmax : be->softmax)(x, outer, r, inner, y);
     ref_softmax(x, (int)outer, (int)r, (int)inner, lf, ref);
     for (size_t i = 0; i < n; i++) {
-      /* A NaN row: NaN throughout (the double reference's fmax skips NaN). */
+      /* A NaN row: NaN throughout (as the double reference gives it). */
       bool nan_row = with_nan && i < r * inner && i % inner == 0;
       double w = nan_row ? NAN : ref[i];
       cr_assert(close_to(y[i], w, 1e-6, 1e-5),
@@ -329,20 +324,24 @@ static void check_softmax_kernels(const sg_backend *be, size_t outer, size_t r, 
                 with_nan, i, y[i], w);
     }
     if (with_nan) continue;
-    /* Backward from the reference output. */
+    /* Backward from the reference output, against the reference backward from the
+       probabilities of that float y (held in ref). */
     for (size_t i = 0; i < n; i++) y[i] = (float)ref[i];
     (lf ? be->log_softmax_backward : be->softmax_backward)(dy, y, outer, r, inner, dx);
+    for (size_t i = 0; i < n; i++) ref[i] = lf ? exp((double)y[i]) : y[i];
+    const opinfo_row_ref *rf = t_row_ref(name);
     for (size_t o = 0; o < outer; o++)
       for (size_t i = 0; i < inner; i++) {
-        double s = 0, sa = 0;
+        size_t row = o * r * inner + i;
+        rf->map_backward(dy + row, ref + row, r, inner, want + row);
+        double sa = 0; /* the bound's magnitude */
         for (size_t k = 0; k < r; k++) {
           size_t at = (o * r + k) * inner + i;
-          s += lf ? dy[at] : (double)dy[at] * y[at];
           sa += fabs(lf ? dy[at] : (double)dy[at] * y[at]);
         }
         for (size_t k = 0; k < r; k++) {
           size_t at = (o * r + k) * inner + i;
-          double w = lf ? dy[at] - exp((double)y[at]) * s : y[at] * (dy[at] - s);
+          double w = want[at];
           double tol = 1e-6 + 1e-6 * sa * (lf ? exp((double)y[at]) : y[at]);
           cr_assert(fabs(dx[at] - w) <= tol + 1e-5 * fabs(w),
                     "%s %s_backward r %zu inner %zu: dx[%zu] %.9g want %.9g", be->name, name, r,
@@ -355,6 +354,7 @@ static void check_softmax_kernels(const sg_backend *be, size_t outer, size_t r, 
   free(dy);
   free(dx);
   free(ref);
+  free(want);
 }
 
 static void check_ce_kernels(const sg_backend *be, size_t rows, size_t classes) {
@@ -374,16 +374,18 @@ static void check_ce_kernels(const sg_backend *be, size_t rows, size_t classes) 
     for (size_t c = 0; c < classes; c++) lab[r * classes + c] = (float)(lab[r * classes + c] / s);
   }
   be->softmax_cross_entropy(lab, lg, rows, classes, loss, lp);
-  ref_softmax(lg, (int)rows, (int)classes, 1, true, ref);
+  const opinfo_row_ref *lps = t_row_ref("softmax_cross_entropy:log_probs");
+  const opinfo_row_ref *ce = t_row_ref("softmax_cross_entropy");
+  const opinfo_row_ref *dlabels = t_row_ref("softmax_cross_entropy_backward:dlabels");
+  for (size_t r = 0; r < rows; r++) lps->map(lg + r * classes, classes, 1, ref + r * classes);
   for (size_t r = 0; r < rows; r++) {
-    double l = 0, la = 0;
+    double l = ce->loss(lab + r * classes, ref + r * classes, classes, 1), la = 0;
     for (size_t c = 0; c < classes; c++) {
       size_t at = r * classes + c;
       cr_assert(close_to(lp[at], ref[at], 1e-5, 1e-5),
                 "%s ce classes %zu: log_probs[%zu] %.9g "
                 "want %.9g",
                 be->name, classes, at, lp[at], ref[at]);
-      l -= lab[at] * ref[at];
       la += fabs(lab[at] * ref[at]);
     }
     cr_assert(close_to(loss[r], l, 1e-5 + 1e-6 * la, 1e-5),
@@ -395,7 +397,7 @@ static void check_ce_kernels(const sg_backend *be, size_t rows, size_t classes) 
   be->softmax_cross_entropy_backward(dloss, lab, lp, rows, classes, dlab, dlg);
   for (size_t i = 0; i < n; i++) {
     double g = dloss[i / classes];
-    double wl = -g * lp[i], wg = g * (exp((double)lp[i]) - lab[i]);
+    double wl = dlabels->dx(g, lab[i], lp[i]), wg = ce->dx(g, lab[i], lp[i]);
     cr_assert(close_to(dlab[i], wl, 1e-6, 1e-6) && close_to(dlg[i], wg, 1e-6, 1e-5),
               "%s ce_backward classes %zu at %zu: %.9g %.9g want %.9g %.9g", be->name, classes, i,
               dlab[i], dlg[i], wl, wg);
@@ -404,7 +406,7 @@ static void check_ce_kernels(const sg_backend *be, size_t rows, size_t classes) 
   memset(dlg, 0, cap * 4);
   be->softmax_cross_entropy_backward(dloss, lab, lp, rows, classes, NULL, dlg);
   for (size_t i = 0; i < n; i++)
-    cr_assert(close_to(dlg[i], dloss[i / classes] * (exp((double)lp[i]) - lab[i]), 1e-6, 1e-5));
+    cr_assert(close_to(dlg[i], ce->dx(dloss[i / classes], lab[i], lp[i]), 1e-6, 1e-5));
   be->softmax_cross_entropy_backward(dloss, lab, lp, rows, classes, dlab, NULL);
   free(lab);
   free(lg);

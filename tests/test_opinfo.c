@@ -54,11 +54,27 @@ static void check_kernel(const char *name, bool conf, bool flops) {
   if (flops) cr_expect(k->flops.given, "%s: no .flops", name);
 }
 
+/* A row op's double reference (opinfo_row_ref): the members its consumers call are given, the
+   others NULL. */
+enum { R_REDUCE = 1, R_DX = 2, R_ARG = 4, R_MAP = 8, R_MAP_BACKWARD = 16, R_LOSS = 32 };
+static void check_row_ref(const char *name, unsigned want) {
+  const opinfo_kernel *k = opinfo_kernel_find(name);
+  cr_assert_not_null(k, "no op-info row for the row op %s (opinfo/opinfo_reduce.c)", name);
+  const opinfo_row_ref *f = &k->row_ref;
+  const bool given[] = {f->reduce, f->dx, f->arg, f->map, f->map_backward, f->loss};
+  static const char *const member[] = {"reduce", "dx", "arg", "map", "map_backward", "loss"};
+  for (unsigned i = 0; i < sizeof given / sizeof *given; i++)
+    cr_expect(given[i] == ((want >> i) & 1u), "%s: .row_ref.%s must be %s", name, member[i],
+              (want >> i) & 1u ? "given (its double reference)" : "NULL");
+}
+
 #define UNARY_(nm, sv, doc) check_unary(#nm, SAVED_##sv, false);
 #define STEP_(nm, doc) check_unary(#nm, SAVED_NONE, true);
 #define BINARY_(nm, doc) check_binary(#nm, true);
 #define COMPARE_(nm, doc) check_binary(#nm, false);
-#define REDUCE_(nm, doc) check_kernel("reduce_" #nm, true, true);
+#define REDUCE_(nm, doc)                                                                           \
+  check_kernel("reduce_" #nm, true, true);                                                         \
+  check_row_ref("reduce_" #nm, R_REDUCE | R_DX);
 
 Test(opinfo, every_slot_of_the_op_lists_has_a_full_row) {
   SG_FOR_EACH_UNARY_OP(UNARY_)
@@ -94,6 +110,17 @@ Test(opinfo, every_slot_of_the_op_lists_has_a_full_row) {
     check_kernel(flops_only[i], false, true);
 }
 
+/* The other row ops' references (the reductions' are checked with their list above). */
+Test(opinfo, every_row_op_has_its_double_reference) {
+  check_row_ref("argmax", R_ARG);
+  check_row_ref("argmin", R_ARG);
+  check_row_ref("softmax", R_MAP | R_MAP_BACKWARD);
+  check_row_ref("log_softmax", R_MAP | R_MAP_BACKWARD);
+  check_row_ref("softmax_cross_entropy", R_LOSS | R_DX);
+  check_row_ref("softmax_cross_entropy:log_probs", R_MAP);
+  check_row_ref("softmax_cross_entropy_backward:dlabels", R_DX);
+}
+
 /* Every row names a slot: a row left behind by a renamed op is found too. */
 #define NAME_(nm, ...) #nm,
 Test(opinfo, every_row_names_a_slot) {
@@ -112,5 +139,34 @@ Test(opinfo, every_row_names_a_slot) {
     for (size_t j = 0; j < sizeof binary / sizeof *binary; j++)
       found |= strcmp(binary[j], opinfo_binary_table[i].name) == 0;
     cr_expect(found, "the binary row %s names no slot", opinfo_binary_table[i].name);
+  }
+}
+
+/* The row references' documented rules (opinfo_row_ref), on hand values: the kernels' tests
+   compare with these references on random rows, where ties and second NaNs do not occur. */
+Test(opinfo, row_references_keep_their_nan_tie_and_empty_rules) {
+  const float row[] = {1, 3, 3, 0, -2, -2}, nans[] = {2, NAN, 9, NAN};
+  cr_expect_eq(t_row_ref("argmax")->arg(row, 6, 1), 1, "argmax: the first of tied maxima");
+  cr_expect_eq(t_row_ref("argmin")->arg(row, 6, 1), 4, "argmin: the first of tied minima");
+  cr_expect_eq(t_row_ref("argmax")->arg(nans, 4, 1), 1, "argmax: the first NaN wins");
+  cr_expect_eq(t_row_ref("argmin")->arg(nans, 4, 1), 1, "argmin: the first NaN wins");
+  cr_expect_eq(t_row_ref("argmax")->arg(row, 3, 2), 1, "argmax over a strided row");
+  static const char *const reductions[] = {"reduce_sum", "reduce_max", "reduce_min",
+                                           "reduce_logsumexp"};
+  const double empty[] = {0, -INFINITY, INFINITY, -INFINITY};
+  for (int i = 0; i < 4; i++) {
+    const opinfo_row_ref *f = t_row_ref(reductions[i]);
+    cr_assert_not_null(f->reduce, "%s: no .row_ref.reduce", reductions[i]);
+    cr_expect(isnan(f->reduce(nans, 4, 1)), "%s: a NaN in the row gives NaN", reductions[i]);
+    double e = f->reduce(row, 0, 1);
+    cr_expect(e == empty[i] && !signbit(e) == !signbit(empty[i]), "%s of an empty row: %g",
+              reductions[i], e);
+  }
+  cr_expect_eq(t_row_ref("reduce_max")->reduce(row, 6, 1), 3);
+  cr_expect_eq(t_row_ref("reduce_min")->reduce(row, 3, 2), -2); /* 1, 3, -2 */
+  double y[4];
+  for (int lf = 0; lf < 2; lf++) {
+    t_row_ref(lf ? "log_softmax" : "softmax")->map(nans, 4, 1, y);
+    for (int i = 0; i < 4; i++) cr_expect(isnan(y[i]), "a NaN row's softmax is NaN throughout");
   }
 }

@@ -1,7 +1,8 @@
 /* Reduction tests: sum, mean, max, min, logsumexp over every axis set of a [2,3,4] tensor against
- * a naive double loop, keep_dims, rank 0, empty axes, the NaN policy, argmax / argmin, gradients
- * (gc_check and hand values), errors, 1-vs-2-thread bit-identical results, and every backend's
- * reduction kernels against a double reference. */
+ * the double references (the op-info rows', opinfo/opinfo_reduce.c), keep_dims, rank 0, empty
+ * axes, the NaN policy, argmax / argmin, gradients (gc_check and hand values), errors,
+ * 1-vs-2-thread bit-identical results, and every backend's reduction kernels against the same
+ * references. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -11,6 +12,14 @@
 
 enum { SUM, MEAN, MAX, MIN, LSE, N_KINDS };
 static const char *const kind_names[] = {"sum", "mean", "max", "min", "logsumexp"};
+/* The op-info row whose reference each kind uses (mean: the sum's, divided by the count). */
+static const char *const kind_rows[] = {"reduce_sum", "reduce_sum", "reduce_max", "reduce_min",
+                                        "reduce_logsumexp"};
+
+static double ref_reduce(int kind, const float *x, size_t r, size_t stride) {
+  double y = t_row_ref(kind_rows[kind])->reduce(x, r, stride);
+  return kind == MEAN ? y / (double)r : y;
+}
 
 static sg_tensor *reduce(int kind, sg_tensor *x, const int *axes, int n, bool keep) {
   switch (kind) {
@@ -32,45 +41,23 @@ static void fill_234(float *x) {
   for (int i = 0; i < 24; i++) x[i] = (float)((i * 7) % 24) * 0.25f - 3.0f;
 }
 
-/* The reduction of a [2,3,4] x over the axes in mask, in double, output in row-major order of
+/* The reduction of a [2,3,4] x over the axes in mask, in double (each output's elements
+   gathered in row-major order, then reduced by the reference), output in row-major order of
    the kept axes. Returns the number of outputs. */
 static int naive_234(int kind, const float *x, unsigned mask, double *out) {
   const int dims[3] = {2, 3, 4};
-  int n_out = 1, count = 1;
-  for (int a = 0; a < 3; a++) {
-    if ((mask >> a) & 1u)
-      count *= dims[a];
-    else
-      n_out *= dims[a];
+  int n_out = 1;
+  for (int a = 0; a < 3; a++)
+    if (!((mask >> a) & 1u)) n_out *= dims[a];
+  float rows[24][24];
+  size_t len[24] = {0};
+  for (int i = 0; i < 24; i++) {
+    int c[3] = {i / 12, (i / 4) % 3, i % 4}, o = 0;
+    for (int a = 0; a < 3; a++)
+      if (!((mask >> a) & 1u)) o = o * dims[a] + c[a];
+    rows[o][len[o]++] = x[i];
   }
-  double acc[24], mx[24];
-  for (int o = 0; o < n_out; o++) {
-    acc[o] = kind == MAX ? -INFINITY : kind == MIN ? INFINITY : 0.0;
-    mx[o] = -INFINITY;
-  }
-  for (int pass = 0; pass < 2; pass++)
-    for (int i = 0; i < 24; i++) {
-      int c[3] = {i / 12, (i / 4) % 3, i % 4}, o = 0;
-      for (int a = 0; a < 3; a++)
-        if (!((mask >> a) & 1u)) o = o * dims[a] + c[a];
-      double v = x[i];
-      if (pass == 0) {
-        if (v > mx[o]) mx[o] = v;
-        if (kind == SUM || kind == MEAN) acc[o] += v;
-        if (kind == MAX && v > acc[o]) acc[o] = v;
-        if (kind == MIN && v < acc[o]) acc[o] = v;
-      } else if (kind == LSE) {
-        acc[o] += exp(v - mx[o]);
-      }
-    }
-  for (int o = 0; o < n_out; o++) {
-    if (kind == MEAN)
-      out[o] = acc[o] / count;
-    else if (kind == LSE)
-      out[o] = mx[o] + log(acc[o]);
-    else
-      out[o] = acc[o];
-  }
+  for (int o = 0; o < n_out; o++) out[o] = ref_reduce(kind, rows[o], len[o], 1);
   return n_out;
 }
 
@@ -382,14 +369,8 @@ Test(reduce, one_and_two_threads_are_bit_identical) {
   sg_tensor *v = sg_random_uniform(&n, 1, -1.0f, 2.0f, 77);
   sg_tensor *m = sg_random_uniform((int64_t[]){1000, 1000}, 2, -1.0f, 2.0f, 78);
   const float *vd = sg_data_f32(v);
-  double s = 0, sa = 0, mx = -INFINITY, mn = INFINITY, se = 0;
-  for (int64_t i = 0; i < n; i++) {
-    s += vd[i];
-    sa += fabs(vd[i]);
-    mx = fmax(mx, vd[i]);
-    mn = fmin(mn, vd[i]);
-  }
-  for (int64_t i = 0; i < n; i++) se += exp(vd[i] - mx);
+  double sa = 0;
+  for (int64_t i = 0; i < n; i++) sa += fabs(vd[i]);
   for (int kind = 0; kind < N_KINDS; kind++) {
     sg_tensor *r[2][3];
     for (int t = 0; t < 2; t++) {
@@ -405,29 +386,12 @@ Test(reduce, one_and_two_threads_are_bit_identical) {
                 "%s case %d differs between 1 and 2 threads", kind_names[kind], j);
     }
     double got = sg_data_f32(r[0][0])[0];
-    double want = kind == SUM    ? s
-                  : kind == MEAN ? s / n
-                  : kind == MAX  ? mx
-                  : kind == MIN  ? mn
-                                 : mx + log(se);
+    double want = ref_reduce(kind, vd, (size_t)n, 1);
     double tol = kind == SUM ? 1e-6 * sa : kind == MEAN ? 1e-6 * sa / n : 1e-6;
     cr_assert(fabs(got - want) <= tol + 1e-6 * fabs(want), "%s: %.9g vs %.9g", kind_names[kind],
               got, want);
     /* The split-row path against a double loop over column 5. */
-    const float *md = sg_data_f32(m);
-    double cs = 0, cmx = -INFINITY, cmn = INFINITY, ce = 0;
-    for (int i = 0; i < 1000; i++) {
-      double e = md[i * 1000 + 5];
-      cs += e;
-      cmx = fmax(cmx, e);
-      cmn = fmin(cmn, e);
-    }
-    for (int i = 0; i < 1000; i++) ce += exp(md[i * 1000 + 5] - cmx);
-    double cw = kind == SUM    ? cs
-                : kind == MEAN ? cs / 1000
-                : kind == MAX  ? cmx
-                : kind == MIN  ? cmn
-                               : cmx + log(ce);
+    double cw = ref_reduce(kind, sg_data_f32(m) + 5, 1000, 1000);
     cr_assert(rel_err(sg_data_f32(r[0][1])[5], cw) < 1e-5, "%s column: %.9g vs %.9g",
               kind_names[kind], sg_data_f32(r[0][1])[5], cw);
     for (int t = 0; t < 2; t++)
@@ -445,26 +409,27 @@ Test(reduce, one_and_two_threads_are_bit_identical) {
   cr_assert(memcmp(sg_data_f32(g[0]), sg_data_f32(g[1]), sizeof(float) * 1000000) == 0);
   /* ... and right in every chunk: d logsumexp / dx is the softmax down each column. */
   const float *md = sg_data_f32(m), *gd = sg_data_f32(g[0]);
+  double *sm = malloc(1000000 * sizeof *sm);
   for (int i = 0; i < 1000; i += 333) {
-    double cm = -INFINITY, ce = 0;
-    for (int k = 0; k < 1000; k++) cm = fmax(cm, md[k * 1000 + i]);
-    for (int k = 0; k < 1000; k++) ce += exp(md[k * 1000 + i] - cm);
+    t_row_ref("softmax")->map(md + i, 1000, 1000, sm + i);
     for (int k = 0; k < 1000; k++) {
-      double w = exp(md[k * 1000 + i] - cm) / ce;
+      double w = sm[k * 1000 + i];
       cr_assert(fabs(gd[k * 1000 + i] - w) <= 1e-5 * w, "lse grad [%d,%d]: %.9g vs %.9g", k, i,
                 gd[k * 1000 + i], w);
     }
   }
+  free(sm);
   sg_dispose(g[1]);
   /* max over axis 1 (many row chunks): 1 at each row's maximum, 0 elsewhere. */
   cr_assert_eq(sg_tape_begin(), SG_OK);
   sg_tensor *ym = sg_max(m, (int[]){1}, 1, false);
   cr_assert_eq(sg_tape_end(ym, NULL, &m, 1, &g[1]), SG_OK, "%s", sg_last_error());
   gd = sg_data_f32(g[1]);
+  const opinfo_row_ref *rmx = t_row_ref("reduce_max");
   for (int k = 0; k < 1000; k++) {
     float rmax = sg_data_f32(ym)[k];
     for (int i = 0; i < 1000; i++)
-      cr_assert_eq(gd[k * 1000 + i], md[k * 1000 + i] == rmax ? 1.0f : 0.0f);
+      cr_assert_eq(gd[k * 1000 + i], (float)rmx->dx(1.0, md[k * 1000 + i], rmax));
   }
   sg_dispose(ym);
   sg_set_threads(saved);
@@ -503,37 +468,23 @@ static void check_reduce_kernels(const sg_backend *be, size_t outer, size_t r, s
     x[(r - 1) * inner] = NAN;                    /* output 0: NaN in the last row (tail) */
     if (inner > 1) x[(r / 2) * inner + 1] = NAN; /* output 1: NaN in the middle */
   }
-  /* ref: sum, max, min, logsumexp per output in double. */
+  /* ref: sum, max, min, logsumexp per output, by the op-info rows' double references (NaN
+     policy: opinfo_row_ref), rounded to float; the indices argmax / argmin must give. */
+  const char *names[4] = {"reduce_sum", "reduce_max", "reduce_min", "reduce_logsumexp"};
+  const opinfo_row_ref *rr[4], *ra[2] = {t_row_ref("argmax"), t_row_ref("argmin")};
+  for (int kk = 0; kk < 4; kk++) rr[kk] = t_row_ref(names[kk]);
   double *abs_sum = malloc(m * sizeof *abs_sum);
   int32_t *want_idx[2] = {malloc(m * sizeof(int32_t)), malloc(m * sizeof(int32_t))};
   for (size_t o = 0; o < outer; o++)
     for (size_t i = 0; i < inner; i++) {
       size_t q = o * inner + i;
-      double s = 0, sa = 0, mx = -INFINITY, mn = INFINITY, e = 0;
-      bool nan = false;
-      int32_t imax = 0, imin = 0, inan = -1;
-      for (size_t k = 0; k < r; k++) {
-        double v = x[(o * r + k) * inner + i];
-        s += v;
-        sa += fabs(v);
-        if (isnan(v)) {
-          nan = true;
-          if (inan < 0) inan = (int32_t)k;
-          continue;
-        }
-        if (v > mx) mx = v, imax = (int32_t)k;
-        if (v < mn) mn = v, imin = (int32_t)k;
-      }
-      for (size_t k = 0; k < r && !nan; k++) e += exp(x[(o * r + k) * inner + i] - mx);
-      ref[q] = (float)s;
-      ref[m + q] = nan ? NAN : (float)mx;
-      ref[2 * m + q] = nan ? NAN : (float)mn;
-      ref[3 * m + q] = nan ? NAN : r == 0 ? -INFINITY : (float)(mx + log(e));
+      const float *row = x + o * r * inner + i;
+      double sa = 0; /* sum's bound */
+      for (size_t k = 0; k < r; k++) sa += fabs(row[k * inner]);
       abs_sum[q] = sa;
-      want_idx[0][q] = inan >= 0 ? inan : imax;
-      want_idx[1][q] = inan >= 0 ? inan : imin;
+      for (int kk = 0; kk < 4; kk++) ref[kk * m + q] = (float)rr[kk]->reduce(row, r, inner);
+      for (int a = 0; a < 2; a++) want_idx[a][q] = (int32_t)ra[a]->arg(row, r, inner);
     }
-  const char *names[4] = {"reduce_sum", "reduce_max", "reduce_min", "reduce_logsumexp"};
   sg_reduce_kernel fwd[4] = {be->reduce_sum, be->reduce_max, be->reduce_min, be->reduce_logsumexp};
   sg_reduce_backward_kernel bwd[4] = {be->reduce_sum_backward, be->reduce_max_backward,
                                       be->reduce_min_backward, be->reduce_logsumexp_backward};
@@ -554,9 +505,7 @@ static void check_reduce_kernels(const sg_backend *be, size_t outer, size_t r, s
       for (size_t k = 0; k < r; k++)
         for (size_t i = 0; i < inner; i++) {
           size_t at = (o * r + k) * inner + i, q = o * inner + i;
-          double w = kk == 0   ? dy[q]
-                     : kk == 3 ? dy[q] * exp((double)x[at] - y[q])
-                               : (x[at] == y[q] ? dy[q] : 0.0);
+          double w = rr[kk]->dx(dy[q], x[at], y[q]);
           double tol = kk == 3 ? 2e-6 * fabs(w) + 1e-7 : 0;
           cr_assert(fabs(dx[at] - w) <= tol || (isnan(w) && isnan(dx[at])),
                     "%s %s_backward r %zu inner %zu: dx[%zu] is %.9g, want %.9g", be->name,
