@@ -10,7 +10,10 @@
  * Forward and backward kernels sit side by side: `exp` and `exp_backward`. A backward kernel
  * receives dy and the tensors its forward saved (x, y or both, as its entry below says) and
  * writes dx. Unless a field says otherwise: n == 0 is allowed; outputs may alias the first input
- * of the same length (in place) but must not partially overlap any input.
+ * of the same length (in place) but must not partially overlap any input. gemm, gemm_taps,
+ * transpose, scatter_add, im2col, col2im, the depthwise and pooling kernels and the optimizer
+ * updates never work in place: their outputs overlap no input. sg_backend_checked() gives
+ * tables whose kernels check these preconditions (for debug builds).
  *
  * "step" arguments (a_step, b_step, c_step) are 0 or 1: 1 walks a contiguous operand, 0 repeats
  * its first element (a broadcast scalar). This is how the engine expresses NumPy broadcasting to
@@ -305,7 +308,8 @@ typedef struct sg_backend {
   sg_softmax_backward_kernel log_softmax_backward;
 
   /* Fused softmax cross-entropy over rows of `classes` logits: loss[r] = -sum(labels * lsm),
-     and the log-softmax lsm [rows, classes] is written for the backward. */
+     and the log-softmax lsm [rows, classes] is written for the backward (over logits, if
+     log_probs == logits; never over labels). */
   sg_softmax_cross_entropy_fn *softmax_cross_entropy;
   /* From dloss [rows]: dlogits = dloss * (e^lsm - labels), dlabels = -dloss * lsm; either
      output may be NULL. The logits gradient assumes each row of labels sums to 1 (as
@@ -402,6 +406,21 @@ typedef struct sg_backend {
 SG_API const sg_backend *sg_backend_current(void);
 /* A backend by name: "scalar", "avx2", "avx512", "neon"; NULL if this CPU or build lacks it. */
 SG_API const sg_backend *sg_backend_get(const char *name);
+/* The checked twin of a backend (NULL name: the current one), for an integrator's debug builds;
+   NULL where sg_backend_get(name) is. Its kernels first check their arguments against the
+   preconditions written above (buffers NULL where elements would be touched, element counts
+   or byte sizes that overflow, steps other than 0 or 1, gemm's lda, ldb or ldc below the row
+   length they stride, argmax / argmin with r == 0, transpose's rank outside [0, 8] or a perm
+   that is no permutation, window geometries that do not hold together, outputs that partially
+   overlap an input, or overlap one at all where the kernel does not work in place: gemm,
+   gemm_taps, transpose, scatter_add, the window kernels, the optimizer updates). A call that
+   breaks one does not run: its outputs stay untouched, and sg_last_status() / sg_last_error()
+   of the calling thread say which slot and which argument ("checked kernel gemm: lda is 2,
+   less than the 3 columns of a as stored"); a valid call runs the real kernel, with the same
+   results. The error stays until sg_clear_error(). The tables are made on first request and
+   live as long as the process; their name is "checked:" and the backend's, their size and
+   abi_version the backend's. */
+SG_API const sg_backend *sg_backend_checked(const char *name);
 
 #ifdef __cplusplus
 }
