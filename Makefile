@@ -247,8 +247,11 @@ examples: build
 	$(BUILD)/examples/mlp_fashion 1 2000
 	$(BUILD)/examples/cnn_fashion 1 2000
 
+# As root into /usr/local, ldconfig follows, so the loader finds the new libsimdgrad.so.N at once.
 install: build
 	cmake --install $(BUILD) --prefix $(PREFIX)
+	@if [ "$$(id -u)" = 0 ] && [ "$(abspath $(PREFIX))" = /usr/local ] && command -v ldconfig >/dev/null; then \
+	  echo "simdgrad: ldconfig"; ldconfig; fi
 
 # ---- The ABI (abi/check.sh) --------------------------------------------------------------------
 # libabigail reads the types from DWARF, so the shared library is built once more with -g, at -O0
