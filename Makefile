@@ -12,6 +12,9 @@
 #   make test-arm64    the aarch64 cross build (NEON backend), its suite under qemu-user
 #   make examples      build every example and run each briefly
 #   make install       install into PREFIX (default /usr/local)
+#   make abi-check     the exported ABI of libsimdgrad.so against abi/libsimdgrad.abi (fails on
+#                      an incompatible change under the same SONAME); make abi-baseline
+#                      rewrites that baseline (docs/embedding.md, "ABI policy")
 #   make format        clang-format -i every C/C++ source; make format-check only checks
 #   make deps          install the Debian packages the build needs (as root), nothing else
 #
@@ -33,7 +36,8 @@ WERROR ?= OFF
 endif
 
 PACKAGES := build-essential cmake ninja-build pkg-config libsleef-dev libcriterion-dev \
-            libbenchmark-dev libomp-dev zlib1g-dev dataset-fashion-mnist libopenblas-dev
+            libbenchmark-dev libomp-dev zlib1g-dev dataset-fashion-mnist libopenblas-dev \
+            abigail-tools
 FORMAT_PACKAGES := clang-format
 CLANG_FORMAT ?= clang-format
 
@@ -47,7 +51,8 @@ ASAN_LOGS = $(abspath $(ASAN_BUILD))/sanitizer-reports
 ASAN_ENV = ASAN_OPTIONS=detect_leaks=1:strict_string_checks=1:log_path=$(ASAN_LOGS)/asan \
            UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1:log_path=$(ASAN_LOGS)/ubsan
 
-.PHONY: all build deps format-deps test test-asan bench examples install format format-check clean
+.PHONY: all build deps format-deps test test-asan bench examples install format format-check clean \
+        abi-build abi-check abi-baseline
 
 all: build
 
@@ -242,8 +247,31 @@ examples: build
 	$(BUILD)/examples/mlp_fashion 1 2000
 	$(BUILD)/examples/cnn_fashion 1 2000
 
+# As root into /usr/local, ldconfig follows, so the loader finds the new libsimdgrad.so.N at once.
 install: build
 	cmake --install $(BUILD) --prefix $(PREFIX)
+	@if [ "$$(id -u)" = 0 ] && [ "$(abspath $(PREFIX))" = /usr/local ] && command -v ldconfig >/dev/null; then \
+	  echo "simdgrad: ldconfig"; ldconfig; fi
+
+# ---- The ABI (abi/check.sh) --------------------------------------------------------------------
+# libabigail reads the types from DWARF, so the shared library is built once more with -g, at -O0
+# (the ABI does not depend on the optimisation level, and it compiles in half a minute), library
+# only. ABI_BASE_REF=<git revision> also compares with the baseline at that revision (catches a
+# baseline regenerated over a break without a new SONAME). The baseline is x86-64's.
+ABI_BUILD ?= build-abi
+ABI_BASE_REF ?=
+ABI_FLAGS := -G Ninja -DCMAKE_BUILD_TYPE=Debug -DSIMDGRAD_WERROR=$(WERROR) -DSIMDGRAD_BUILD_TESTS=OFF \
+             -DSIMDGRAD_BUILD_BENCH=OFF -DSIMDGRAD_BUILD_EXAMPLES=OFF
+
+abi-build: deps
+	cmake -S . -B $(ABI_BUILD) $(ABI_FLAGS)
+	cmake --build $(ABI_BUILD) -j $(JOBS) --target simdgrad
+
+abi-check: abi-build
+	sh abi/check.sh check $(ABI_BUILD)/libsimdgrad.so $(ABI_BASE_REF)
+
+abi-baseline: abi-build
+	sh abi/check.sh baseline $(ABI_BUILD)/libsimdgrad.so
 
 # Tracked and new (not ignored) C/C++ sources, .inc kernel templates included; build folders
 # and ignored files are left alone.
@@ -264,4 +292,4 @@ format-check: format-deps
 	fi; echo "simdgrad: all $(words $(SOURCES)) C/C++ sources are clang-formatted"
 
 clean:
-	rm -rf $(BUILD) $(ASAN_BUILD)
+	rm -rf $(BUILD) $(ASAN_BUILD) $(ABI_BUILD)

@@ -4,13 +4,19 @@ include(CMakePackageConfigHelpers)
 
 set(SIMDGRAD_CMAKE_DIR ${CMAKE_INSTALL_LIBDIR}/cmake/simdgrad)
 
-install(TARGETS simdgrad simdgrad_static EXPORT simdgradTargets
+# Two export sets: the shared library's (no dependencies for its consumers: OpenMP, SLEEF and
+# libm are the .so's own, private) and the static library's, which simdgradConfig.cmake loads
+# only once it has found SLEEF and threads.
+install(TARGETS simdgrad EXPORT simdgradTargets
         LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR}
+        INCLUDES DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
+install(TARGETS simdgrad_static EXPORT simdgradStaticTargets
         ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR}
         INCLUDES DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
 install(DIRECTORY include/simdgrad DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
 
 install(EXPORT simdgradTargets NAMESPACE simdgrad:: DESTINATION ${SIMDGRAD_CMAKE_DIR})
+install(EXPORT simdgradStaticTargets NAMESPACE simdgrad:: DESTINATION ${SIMDGRAD_CMAKE_DIR})
 configure_package_config_file(cmake/simdgradConfig.cmake.in
                               ${PROJECT_BINARY_DIR}/simdgradConfig.cmake
                               INSTALL_DESTINATION ${SIMDGRAD_CMAKE_DIR})

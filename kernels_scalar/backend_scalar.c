@@ -12,6 +12,8 @@
   .reduce_##name##_backward = sg_f32_reduce_##name##_backward__scalar,
 
 const sg_backend sg__backend_scalar = {
+    .size = sizeof(sg_backend),
+    .abi_version = SG_BACKEND_ABI_VERSION,
     .name = "scalar",
     SG_FOR_EACH_UNARY_OP(SG_FILL_UNARY_) SG_FOR_EACH_STEP_OP(SG_FILL_STEP_)
         SG_FOR_EACH_BINARY_OP(SG_FILL_BINARY_) SG_FOR_EACH_COMPARE_OP(SG_FILL_COMPARE_)

@@ -10,7 +10,10 @@
  * Forward and backward kernels sit side by side: `exp` and `exp_backward`. A backward kernel
  * receives dy and the tensors its forward saved (x, y or both, as its entry below says) and
  * writes dx. Unless a field says otherwise: n == 0 is allowed; outputs may alias the first input
- * of the same length (in place) but must not partially overlap any input.
+ * of the same length (in place) but must not partially overlap any input. gemm, gemm_taps,
+ * transpose, scatter_add, im2col, col2im, the depthwise and pooling kernels and the optimizer
+ * updates never work in place: their outputs overlap no input. sg_backend_checked() gives
+ * tables whose kernels check these preconditions (for debug builds).
  *
  * "step" arguments (a_step, b_step, c_step) are 0 or 1: 1 walks a contiguous operand, 0 repeats
  * its first element (a broadcast scalar). This is how the engine expresses NumPy broadcasting to
@@ -84,10 +87,25 @@ typedef sg_softmax_backward_fn *sg_softmax_backward_kernel;
 
 /* ---- The op lists -------------------------------------------------------------------------- */
 
+/* Note [Appending slots]. struct sg_backend is an ABI: a program compiled against an older
+   backend.h reads each slot at the offset its header gave it, so a slot once released never
+   moves (tests/test_abi.c pins every offset, and `make abi-check` compares the library with
+   abi/libsimdgrad.abi). The lists below are therefore split by the release that added their
+   entries: SG_FOR_EACH_<KIND>_OP_ABI1 holds the ops of the layout of ABI version 1 and is
+   frozen; their slots come first in the struct. A new op is not added to a frozen list: it
+   goes into a list of its release, SG_FOR_EACH_<KIND>_OP_<MAJOR>_<MINOR> (e.g.
+   SG_FOR_EACH_UNARY_OP_0_3; create it if it does not exist yet), expanded in that release's
+   block at the END of the struct, after every earlier block; a hand-written slot goes into
+   that block as well. The combined list SG_FOR_EACH_<KIND>_OP (every entry, in order) gains
+   the new list, so whatever iterates over all the ops (declarations, tables, tests, bench)
+   sees it without a change. A list of a release that is not yet out may still grow; once
+   released, its block is frozen like the first. Moving, removing or retyping a slot is an
+   ABI break: SG_BACKEND_ABI_VERSION and the SONAME change together (docs/embedding.md). */
+
 /* Differentiable unary ops: OP(name, saved, doc). saved is X (the input) or Y (the output) or
    NONE: the tensor the forward keeps for the backward kernel. Accuracy per backend is measured
    in docs/accuracy.md. */
-#define SG_FOR_EACH_UNARY_OP(OP)                                                                   \
+#define SG_FOR_EACH_UNARY_OP_ABI1(OP)                                                              \
   OP(neg, NONE, "-x")                                                                              \
   OP(abs, X, "|x|; gradient sign(x), 0 at 0")                                                      \
   OP(exp, Y, "e^x")                                                                                \
@@ -110,14 +128,14 @@ typedef sg_softmax_backward_fn *sg_softmax_backward_kernel;
   OP(cos, X, "cos(x)")
 
 /* Unary ops whose gradient is zero everywhere it exists: OP(name, doc). No backward kernel. */
-#define SG_FOR_EACH_STEP_OP(OP)                                                                    \
+#define SG_FOR_EACH_STEP_OP_ABI1(OP)                                                               \
   OP(floor, "largest integer <= x")                                                                \
   OP(ceil, "smallest integer >= x")                                                                \
   OP(round, "nearest integer, half to even")                                                       \
   OP(sign, "-1, 0 or 1; NaN stays NaN")
 
 /* Broadcasting binary ops: OP(name, doc). Every one has a backward kernel. */
-#define SG_FOR_EACH_BINARY_OP(OP)                                                                  \
+#define SG_FOR_EACH_BINARY_OP_ABI1(OP)                                                             \
   OP(add, "a + b")                                                                                 \
   OP(sub, "a - b")                                                                                 \
   OP(mul, "a * b")                                                                                 \
@@ -128,7 +146,7 @@ typedef sg_softmax_backward_fn *sg_softmax_backward_kernel;
   OP(squared_difference, "(a - b)^2")
 
 /* Comparisons: OP(name, doc). */
-#define SG_FOR_EACH_COMPARE_OP(OP)                                                                 \
+#define SG_FOR_EACH_COMPARE_OP_ABI1(OP)                                                            \
   OP(equal, "a == b")                                                                              \
   OP(not_equal, "a != b")                                                                          \
   OP(less, "a < b")                                                                                \
@@ -137,11 +155,18 @@ typedef sg_softmax_backward_fn *sg_softmax_backward_kernel;
   OP(greater_equal, "a >= b")
 
 /* Reductions with a backward kernel: OP(name, doc). */
-#define SG_FOR_EACH_REDUCE_OP(OP)                                                                  \
+#define SG_FOR_EACH_REDUCE_OP_ABI1(OP)                                                             \
   OP(sum, "sum over r; backward broadcasts dy (x, y unused)")                                      \
   OP(max, "max over r, NaN propagates; backward: dy where x == y")                                 \
   OP(min, "min over r, NaN propagates; backward: dy where x == y")                                 \
   OP(logsumexp, "ln(sum(e^x)) computed stably; backward: dy * e^(x - y)")
+
+/* Every op of each kind, in slot order: the lists above, then those appended since. */
+#define SG_FOR_EACH_UNARY_OP(OP) SG_FOR_EACH_UNARY_OP_ABI1(OP)
+#define SG_FOR_EACH_STEP_OP(OP) SG_FOR_EACH_STEP_OP_ABI1(OP)
+#define SG_FOR_EACH_BINARY_OP(OP) SG_FOR_EACH_BINARY_OP_ABI1(OP)
+#define SG_FOR_EACH_COMPARE_OP(OP) SG_FOR_EACH_COMPARE_OP_ABI1(OP)
+#define SG_FOR_EACH_REDUCE_OP(OP) SG_FOR_EACH_REDUCE_OP_ABI1(OP)
 
 #define SG_DECLARE_UNARY_SLOTS_(name, saved, doc)                                                  \
   sg_unary_kernel name;                                                                            \
@@ -229,16 +254,30 @@ typedef void sg_adam_update_fn(float *w, float *m, float *v, const float *g, siz
 
 /* ---- The backend ----------------------------------------------------------------------------- */
 
+/* The version of struct sg_backend's layout. It changes only when a released slot moves, goes
+   or changes type, and the SONAME changes with it; appending slots keeps it (Note [Appending
+   slots]). */
+#define SG_BACKEND_ABI_VERSION 1
+
+/* The layout of ABI version 1, frozen: new slots are only appended, in a block per release at
+   the end (Note [Appending slots]). */
 typedef struct sg_backend {
-  /* "scalar", "avx2", "avx512" or "neon". */
+  /* sizeof(sg_backend) in the library that filled the table. A program compiled against a
+     newer backend.h than the library it runs with finds the slots the library lacks beyond
+     size: test with SG_BACKEND_HAS(b, slot) before calling a slot appended after 0.2. */
+  size_t size;
+  /* SG_BACKEND_ABI_VERSION of the library that filled the table. */
+  uint32_t abi_version;
+  /* "scalar", "avx2", "avx512" or "neon"; a checked table (sg_backend_checked) is named
+     "checked:" and its backend's name, e.g. "checked:avx2". */
   const char *name;
 
   /* Elementwise, from the lists above: `exp` and `exp_backward`, `floor`, `add` and
      `add_backward`, `equal`, ... */
-  SG_FOR_EACH_UNARY_OP(SG_DECLARE_UNARY_SLOTS_)
-  SG_FOR_EACH_STEP_OP(SG_DECLARE_STEP_SLOT_)
-  SG_FOR_EACH_BINARY_OP(SG_DECLARE_BINARY_SLOTS_)
-  SG_FOR_EACH_COMPARE_OP(SG_DECLARE_COMPARE_SLOT_)
+  SG_FOR_EACH_UNARY_OP_ABI1(SG_DECLARE_UNARY_SLOTS_)
+  SG_FOR_EACH_STEP_OP_ABI1(SG_DECLARE_STEP_SLOT_)
+  SG_FOR_EACH_BINARY_OP_ABI1(SG_DECLARE_BINARY_SLOTS_)
+  SG_FOR_EACH_COMPARE_OP_ABI1(SG_DECLARE_COMPARE_SLOT_)
 
   /* y = x > 0 ? x : alpha * x. Backward saves x: dx = dy * (x > 0 ? 1 : alpha). */
   sg_leaky_relu_fn *leaky_relu;
@@ -257,7 +296,7 @@ typedef struct sg_backend {
 
   /* Reductions over the middle axis of [outer, r, inner]: reduce_sum, reduce_sum_backward,
      reduce_max, ... (see SG_FOR_EACH_REDUCE_OP). */
-  SG_FOR_EACH_REDUCE_OP(SG_DECLARE_REDUCE_SLOTS_)
+  SG_FOR_EACH_REDUCE_OP_ABI1(SG_DECLARE_REDUCE_SLOTS_)
   sg_arg_reduce_kernel argmax;
   sg_arg_reduce_kernel argmin;
 
@@ -269,7 +308,8 @@ typedef struct sg_backend {
   sg_softmax_backward_kernel log_softmax_backward;
 
   /* Fused softmax cross-entropy over rows of `classes` logits: loss[r] = -sum(labels * lsm),
-     and the log-softmax lsm [rows, classes] is written for the backward. */
+     and the log-softmax lsm [rows, classes] is written for the backward (over logits, if
+     log_probs == logits; never over labels). */
   sg_softmax_cross_entropy_fn *softmax_cross_entropy;
   /* From dloss [rows]: dlogits = dloss * (e^lsm - labels), dlabels = -dloss * lsm; either
      output may be NULL. The logits gradient assumes each row of labels sums to 1 (as
@@ -353,12 +393,34 @@ typedef struct sg_backend {
   sg_sgd_update_fn *sgd_update;
   sg_momentum_update_fn *momentum_update;
   sg_adam_update_fn *adam_update;
+
+  /* ---- Slots appended after 0.2 go here, one block per release (Note [Appending slots]). */
 } sg_backend;
+
+/* True when table b has the slot (it lies within b->size) and the slot is set. A program that
+   uses a slot appended after the release it requires checks this first. */
+#define SG_BACKEND_HAS(b, slot)                                                                    \
+  ((b)->size >= offsetof(sg_backend, slot) + sizeof((b)->slot) && (b)->slot != NULL)
 
 /* The backend the engine uses now (after sg_init's choice or sg_use_backend). */
 SG_API const sg_backend *sg_backend_current(void);
 /* A backend by name: "scalar", "avx2", "avx512", "neon"; NULL if this CPU or build lacks it. */
 SG_API const sg_backend *sg_backend_get(const char *name);
+/* The checked twin of a backend (NULL name: the current one), for an integrator's debug builds;
+   NULL where sg_backend_get(name) is. Its kernels first check their arguments against the
+   preconditions written above (buffers NULL where elements would be touched, element counts
+   or byte sizes that overflow, steps other than 0 or 1, gemm's lda, ldb or ldc below the row
+   length they stride, argmax / argmin with r == 0, transpose's rank outside [0, 8] or a perm
+   that is no permutation, window geometries that do not hold together, outputs that partially
+   overlap an input, or overlap one at all where the kernel does not work in place: gemm,
+   gemm_taps, transpose, scatter_add, the window kernels, the optimizer updates). A call that
+   breaks one does not run: its outputs stay untouched, and sg_last_status() / sg_last_error()
+   of the calling thread say which slot and which argument ("checked kernel gemm: lda is 2,
+   less than the 3 columns of a as stored"); a valid call runs the real kernel, with the same
+   results. The error stays until sg_clear_error(). The tables are made on first request and
+   live as long as the process; their name is "checked:" and the backend's, their size and
+   abi_version the backend's. */
+SG_API const sg_backend *sg_backend_checked(const char *name);
 
 #ifdef __cplusplus
 }

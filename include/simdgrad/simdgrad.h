@@ -25,6 +25,16 @@ extern "C" {
 #define SG_API __attribute__((visibility("default")))
 #endif
 
+/* The version of these headers. CMakeLists.txt reads its project version from these three
+   lines (one source of truth); sg_version() gives the library's, which differs when a program
+   runs against another build than the one it was compiled with. The shared library's SONAME
+   follows the ABI, not this version: docs/embedding.md, "ABI policy". */
+#define SG_VERSION_MAJOR 0
+#define SG_VERSION_MINOR 2
+#define SG_VERSION_PATCH 0
+/* MAJOR * 10000 + MINOR * 100 + PATCH, comparable with sg_version(). */
+#define SG_VERSION (SG_VERSION_MAJOR * 10000 + SG_VERSION_MINOR * 100 + SG_VERSION_PATCH)
+
 #define SG_MAX_RANK 8
 
 typedef enum sg_dtype { SG_F32 = 0, SG_I32 = 1, SG_BOOL = 2 } sg_dtype;
@@ -42,6 +52,10 @@ typedef enum sg_status {
 
 /* ---- Engine, backends, threads ------------------------------------------------------------ */
 
+/* The library's version, MAJOR * 10000 + MINOR * 100 + PATCH (0.2.0 is 200), and as text,
+   "0.2.0". Neither needs sg_init. */
+SG_API int sg_version(void);
+SG_API const char *sg_version_string(void);
 /* Idempotent; every other call runs it implicitly. Picks the best backend the CPU (CPUID) and
    the OS (XGETBV) support, unless SIMDGRAD_BACKEND names a lower one. */
 SG_API sg_status sg_init(void);
