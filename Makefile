@@ -37,7 +37,7 @@ endif
 
 PACKAGES := build-essential cmake ninja-build pkg-config libsleef-dev libcriterion-dev \
             libbenchmark-dev libomp-dev zlib1g-dev dataset-fashion-mnist libopenblas-dev \
-            abigail-tools
+            abigail-tools libdlpack-dev python3-pytest python3-numpy python3-torch
 FORMAT_PACKAGES := clang-format
 CLANG_FORMAT ?= clang-format
 

@@ -8,3 +8,14 @@ find_package(Threads REQUIRED)
 add_library(simdgrad_deps INTERFACE)
 target_link_libraries(simdgrad_deps INTERFACE OpenMP::OpenMP_C PkgConfig::SLEEF Threads::Threads
                                               m)
+
+# DLPack (Debian: libdlpack-dev, header only) is optional: with it the library has sg_to_dlpack
+# and sg_from_dlpack and installs simdgrad/dlpack.h; without it, neither.
+find_package(dlpack QUIET)
+if(TARGET dlpack::dlpack)
+  set(SIMDGRAD_HAVE_DLPACK ON)
+else()
+  set(SIMDGRAD_HAVE_DLPACK OFF)
+  message(STATUS "simdgrad: no DLPack header (Debian: libdlpack-dev): building without "
+                 "sg_to_dlpack / sg_from_dlpack")
+endif()

@@ -13,7 +13,14 @@ install(TARGETS simdgrad EXPORT simdgradTargets
 install(TARGETS simdgrad_static EXPORT simdgradStaticTargets
         ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR}
         INCLUDES DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
-install(DIRECTORY include/simdgrad DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
+# simdgrad/dlpack.h only when the library has its functions; it includes <dlpack/dlpack.h>, so
+# its consumers need that header too (Debian: libdlpack-dev).
+if(SIMDGRAD_HAVE_DLPACK)
+  install(DIRECTORY include/simdgrad DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
+else()
+  install(DIRECTORY include/simdgrad DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}
+          PATTERN dlpack.h EXCLUDE)
+endif()
 
 install(EXPORT simdgradTargets NAMESPACE simdgrad:: DESTINATION ${SIMDGRAD_CMAKE_DIR})
 install(EXPORT simdgradStaticTargets NAMESPACE simdgrad:: DESTINATION ${SIMDGRAD_CMAKE_DIR})

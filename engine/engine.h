@@ -263,5 +263,9 @@ sg_storage *sg__storage_new(size_t bytes);
    runs when the last reference goes. NULL on OOM, without calling the deleter. */
 sg_storage *sg__storage_wrap(void *data, size_t bytes, sg_deleter deleter, void *ctx);
 void sg__storage_release(sg_storage *s);
+/* sg_tensor_wrap_f32 / _i32 for any dtype (bool included: sg_from_dlpack): a tensor over the
+   caller's data, whose deleter runs exactly once, before this returns if it fails. */
+sg_tensor *sg__wrap_user(void *data, sg_dtype dtype, const int64_t *shape, int rank,
+                         sg_deleter deleter, void *ctx, const char *op);
 
 #endif /* SIMDGRAD_ENGINE_H */

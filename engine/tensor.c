@@ -167,8 +167,8 @@ sg_tensor *sg_retain(sg_tensor *t) {
 
 /* Once the arguments are in, the deleter runs exactly once whatever happens: here on failure,
    else with the last reference (wrap() releases the storage if the header fails). */
-static sg_tensor *wrap_user(void *data, sg_dtype dtype, const int64_t *shape, int rank,
-                            sg_deleter deleter, void *ctx, const char *op) {
+sg_tensor *sg__wrap_user(void *data, sg_dtype dtype, const int64_t *shape, int rank,
+                         sg_deleter deleter, void *ctx, const char *op) {
   sg__ensure_init();
   int64_t numel = 0;
   size_t size = sg__dtype_size(dtype);
@@ -193,12 +193,12 @@ static sg_tensor *wrap_user(void *data, sg_dtype dtype, const int64_t *shape, in
 
 sg_tensor *sg_tensor_wrap_f32(float *data, const int64_t *shape, int rank, sg_deleter deleter,
                               void *ctx) {
-  return wrap_user(data, SG_F32, shape, rank, deleter, ctx, "tensor_wrap_f32");
+  return sg__wrap_user(data, SG_F32, shape, rank, deleter, ctx, "tensor_wrap_f32");
 }
 
 sg_tensor *sg_tensor_wrap_i32(int32_t *data, const int64_t *shape, int rank, sg_deleter deleter,
                               void *ctx) {
-  return wrap_user(data, SG_I32, shape, rank, deleter, ctx, "tensor_wrap_i32");
+  return sg__wrap_user(data, SG_I32, shape, rank, deleter, ctx, "tensor_wrap_i32");
 }
 
 /* Writable only when no one else can see a change: the one reference (so no tape saved it and
