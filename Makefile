@@ -222,13 +222,15 @@ bench-compare:
 	  "[FILTER=regex]"; exit 2; }
 	bench/compare $(A) $(B) $(if $(value FILTER),'$(value FILTER)')
 
-# Exits non-zero if the bench fails to run, a benchmark reports an error, or the JSON lacks the
-# roofline counters (of the mean, and of the fastest call); 10-20 seconds on 2 cores.
+# Exits non-zero if the bench fails to run, a benchmark reports an error, the JSON lacks the
+# roofline counters (of the mean, and of the fastest call) or a row lacks its footprint and roof
+# (bench/check_roof); 10-20 seconds on 2 cores.
 bench-smoke: build
 	$(BENCH_BIN) --table $(BENCH_SMOKE_ARGS) --benchmark_out=$(BUILD)/bench-smoke.json \
 	  --benchmark_out_format=json
 	@for c in pct_roofline best_pct_roofline; do grep -q "\"$$c\"" $(BUILD)/bench-smoke.json || \
 	  { echo "simdgrad: bench-smoke: no $$c in $(BUILD)/bench-smoke.json"; exit 1; }; done
+	bench/check_roof $(BUILD)/bench-smoke.json
 	bench/compare $(BUILD)/bench-smoke.json $(BUILD)/bench-smoke.json > $(BUILD)/bench-smoke.txt
 	@tail -n 1 $(BUILD)/bench-smoke.txt
 

@@ -44,3 +44,14 @@ void bench_triad__base(float *restrict a, const float *restrict b, const float *
                        size_t n, float s) {
   for (size_t i = 0; i < n; i++) a[i] = b[i] + s * c[i];
 }
+
+/* 32 partial sums, so -O3 vectorises it without reassociating (no -ffast-math here) into
+   enough independent adds to cover their latency: the loads, not the adds, bound it. */
+float bench_read__base(const float *a, size_t n) {
+  float s[32] = {0};
+  for (size_t i = 0; i < n; i += 32)
+    for (int j = 0; j < 32; j++) s[j] += a[i + j];
+  float t = 0;
+  for (int j = 0; j < 32; j++) t += s[j];
+  return t;
+}

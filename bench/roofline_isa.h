@@ -1,7 +1,7 @@
 /* The register-only FMA loop and the STREAM triad, one copy per instruction set: roofline_base.c
  * (the baseline ISA, no flags: SSE2 on x86-64, NEON on aarch64), roofline_avx2.c (-mavx2 -mfma)
  * and roofline_avx512.c (-mavx512f -mfma). roofline.c calls a copy only on a CPU that has its
- * ISA, from one OpenMP thread per core it measures.
+ * ISA, from one OpenMP thread per core it measures. Each has a read-only loop too.
  */
 #ifndef SIMDGRAD_BENCH_ROOFLINE_ISA_H
 #define SIMDGRAD_BENCH_ROOFLINE_ISA_H
@@ -24,5 +24,11 @@ void bench_triad__avx2(float *restrict a, const float *restrict b, const float *
                        size_t n, float s);
 void bench_triad__avx512(float *restrict a, const float *restrict b, const float *restrict c,
                          size_t n, float s);
+
+/* The sum of a[0..n): 4 bytes read per element, nothing written (the read-only curve). n is a
+   multiple of 64 and a is 64-byte aligned. */
+float bench_read__base(const float *a, size_t n);
+float bench_read__avx2(const float *a, size_t n);
+float bench_read__avx512(const float *a, size_t n);
 
 #endif /* SIMDGRAD_BENCH_ROOFLINE_ISA_H */
