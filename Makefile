@@ -5,7 +5,7 @@
 #   make bench         build and run the default benchmark suite as a table (ARGS=... passes
 #                      Google Benchmark flags through, e.g. ARGS=--benchmark_filter=exp;
 #                      BENCH_SUITE=all runs everything); the JSON goes to $(BENCH_JSON)
-#   make bench-plot    the roofline PNG from that JSON; make bench-compare A=x.json B=y.json
+#   make bench-plot    the roofline and speed-up PNGs from that JSON; make bench-compare A=x.json B=y.json
 #                      compares two runs; make bench-smoke checks the bench in 10-20 seconds;
 #                      make bench-torch compares with PyTorch in the same run
 #   make test-asan     the test suite built with AddressSanitizer, UBSan and LeakSanitizer
@@ -185,8 +185,10 @@ BENCH_SUITE ?=
 FILTER ?=
 BENCH_JSON ?= $(BUILD)/bench.json
 BENCH_PNG ?= $(BUILD)/roofline.png
+BENCH_SPEEDUP_PNG ?= $(BUILD)/speedup.png
 BENCH_BIN = $(BUILD)/bench/simdgrad_bench
-PLOT_PACKAGES := gnuplot-nox
+# make bench-plot only (bench/plot is Python with matplotlib); nothing else needs it.
+PLOT_PACKAGES := python3-matplotlib
 # One or two benchmarks of each family at small sizes, for make bench-smoke (and qemu runs).
 BENCH_SMOKE_KERNELS := exp|add_backward|where|reduce_max\.axis0|argmax|softmax_cross_entropy_backward|$\
   transpose|batch_norm_backward|adam_update
@@ -207,7 +209,7 @@ bench-plot:
 	$(call install_packages,$(PLOT_PACKAGES))
 	@[ -r $(BENCH_JSON) ] || { echo "simdgrad: no $(BENCH_JSON) yet: run make bench first" \
 	  "(or name a run: make bench-plot BENCH_JSON=run.json)"; exit 1; }
-	bench/plot $(BENCH_JSON) $(BENCH_PNG)
+	/usr/bin/python3 bench/plot $(BENCH_JSON) $(BENCH_PNG) $(BENCH_SPEEDUP_PNG)
 
 # simdgrad against PyTorch (Debian: python3-torch) in one run: the same ops, training steps and
 # convolution, alternating between the two (bench/vs_torch).
