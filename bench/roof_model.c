@@ -85,15 +85,16 @@ double roof_interp(int n, const double *xs, const double *ys, double x, int *lo,
 }
 
 static bool below(double v, double bound) { return v < bound * (1.0 - ROOF_TOLERANCE); }
+static bool below_curve(double v, double bound) { return v < bound * (1.0 - ROOF_TOLERANCE_CURVE); }
 
-/* Marks the points of f that fall below a later point of their own curve. */
+/* Marks the points of f that fall below a later point of their own curve, and that later
+   point: one of the two was measured low, or the other high. */
 static bool check_curve(const roof_figures *f, bool *suspect) {
   bool any = false;
-  for (int i = 0; i < f->n; i++) {
+  for (int i = 0; i < f->n; i++)
     for (int j = i + 1; j < f->n; j++)
-      if (below(f->read[i], f->read[j]) || below(f->triad[i], f->triad[j])) suspect[i] = true;
-    any |= suspect[i];
-  }
+      if (below_curve(f->read[i], f->read[j]) || below_curve(f->triad[i], f->triad[j]))
+        suspect[i] = suspect[j] = any = true;
   return any;
 }
 
@@ -132,11 +133,18 @@ roof_verdict roof_judge(const roof_figures *f, const roof_caches *c, int threads
     double rd = roof_interp(f->n, f->footprint, f->read, footprint, &lo, &hi);
     double tr = roof_interp(f->n, f->footprint, f->triad, footprint, NULL, NULL);
     if (rd > 0 && tr > 0) {
-      double per_read = 1.0 / rd;
-      double per_write = (12.0 / tr - 8.0 * per_read) / 4.0;
-      if (per_write < 0) per_write = 0;
-      v.memory_s = w->read * per_read + w->written * per_write;
-      v.bandwidth = v.memory_s > 0 ? bytes / v.memory_s : 0;
+      /* Seconds per byte at the row's share of reads rho: measured at rho = 1 (1 / rd) and at
+         the triad's 2/3 (1 / tr), linear between them (as if each read and each written byte
+         had its own cost). With more writes than a triad has, nothing was measured, and reads
+         and writes overlap more than such a cost model says (a single core's stores stream to
+         DRAM beside its loads): the faster of the two counts, so the bound stays a bound. */
+      double rho = w->read / bytes, per_byte;
+      if (rho >= 2.0 / 3.0)
+        per_byte = (rho - 2.0 / 3.0) * 3.0 / rd + (1.0 - rho) * 3.0 / tr;
+      else
+        per_byte = 1.0 / (rd > tr ? rd : tr);
+      v.memory_s = bytes * per_byte;
+      v.bandwidth = 1.0 / per_byte;
       memory_bad = f->bad[lo] || f->bad[hi];
     }
   }

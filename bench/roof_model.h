@@ -66,14 +66,19 @@ double roof_interp(int n, const double *xs, const double *ys, double x, int *lo,
 /* ---- Consistency ---- */
 
 /* How far a figure may fall short of what the hardware guarantees before it counts as
-   inconsistent: measurement noise on an idle machine is a few percent. */
+   inconsistent. More threads against one: 10% (noise on an idle machine is a few percent). Along
+   a curve: 25%, since real curves have bumps of 10-15% near a cache's capacity (a 1 MiB share
+   with a 1 MiB L2 streams slower than a 4 MiB one from the LLC on a Zen 4 VM) and a timing
+   method changes past L2 (roofline.c's chunks). */
 #define ROOF_TOLERANCE 0.10
+#define ROOF_TOLERANCE_CURVE 0.25
 
 /* Checks the figures of one thread (`one`) and of more threads (`more`, or NULL) against what
-   the hardware guarantees, by more than ROOF_TOLERANCE, and marks the points that break it
+   the hardware guarantees, beyond the tolerances above, and marks the points that break it
    (suspect_one[i], suspect_more[i], all set by the call):
    - bandwidth does not grow with the footprint (a far level is not faster than a near one): a
-     point below the next one of its curve is suspect;
+     point below a later one of its curve is suspect, and so is the later one (one of the two
+     was measured low, or the other high);
    - more threads are not slower than one (the other cores only add): a point of `more` below
      `one`'s curve at the same footprint is suspect, and so is more's peak below one's.
    Returns whether anything is suspect. */
@@ -108,9 +113,9 @@ typedef struct roof_verdict {
 } roof_verdict;
 
 /* The bound of w with `threads` threads on f: max(flops / peak, memory time), the memory time
-   from the curve at w's footprint: a read byte costs 1 / read bandwidth, a written byte what a
-   triad's store adds to its two reads ((12 / triad - 8 / read) / 4, at least 0), so a
-   read-only row meets the read curve and a triad-like row the triad curve. */
+   from the curves at w's footprint and w's share of reads rho: the read curve at rho = 1, the
+   triad curve at rho = 2/3, linear in rho between them; below 2/3 (more writes than a triad),
+   where nothing was measured, the faster of the two. */
 roof_verdict roof_judge(const roof_figures *f, const roof_caches *c, int threads,
                         const roof_work *w);
 

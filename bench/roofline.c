@@ -52,7 +52,7 @@ static isa_roof g_isas[] = {
 static int g_threads[2], g_n_threads;
 static size_t g_sysfs[3], g_cpuid[3];
 static roof_caches g_caches;
-static bool g_measured, g_quick;
+static bool g_have_caches, g_measured, g_quick;
 static double g_seconds;
 static int g_remeasured, g_inconsistent; /* points (and peaks) measured again; still bad */
 /* Read at run time, so the compiler cannot fold the loops: a = 0.5 a + 0.5 stays near 1. */
@@ -140,14 +140,16 @@ static double fma_peak(const isa_roof *isa, int threads, bool quick) {
    each thread's three arrays PAD floats apart modulo 4 KiB, as STREAM offsets its arrays (a load
    at the low 12 address bits of an earlier store waits for it: 4K aliasing); else the sum of
    each thread's share. buf holds the largest footprint plus 2 PAD, zeroed.
-   Each thread times its own work after a barrier (the fork of the region is not in it). A share
-   that fits the thread's L2 is timed whole, `reps` passes of about `traffic` bytes, best of
-   `trials` samples taken in step by all threads (a sample's time is its slowest thread's). A
-   larger share is timed in chunks of 1 MiB, and each chunk's best time over the trials counts:
-   a sample of a DRAM-sized share lasts milliseconds, which a busy machine's scheduler seldom
-   leaves alone, but most chunks of some trial run undisturbed. With more threads that sums rates
-   the threads may have reached at different moments: on a shared level it can read high (the
-   roof then errs towards lower percentages), and roof_check still compares it with one thread. */
+   Each thread times its own work after a barrier (the fork of the region is not in it), the
+   threads sampling in step, and the figure is the sum of each thread's best rate. A share that
+   fits the thread's L2 is timed whole, `reps` passes of about `traffic` bytes, best of `trials`
+   samples. A larger share is timed in chunks of 1 MiB, and each chunk's best time over the
+   trials counts: a sample of a DRAM-sized share lasts milliseconds, which a busy machine's
+   scheduler seldom leaves alone, but most chunks of some trial run undisturbed. Summing the
+   threads' best rates is exact for a private level; on a shared one (the LLC, DRAM) the threads
+   may have reached them at different moments, so it can read high, and the roof then errs
+   towards lower percentages. (Taking a sample as its slowest thread's instead made the 2-thread
+   curve dip by 20-30% at 1 MiB per thread against the chunked figures past it, on a busy VM.) */
 #define PAD 64
 #define CHUNK_BYTES ((double)(1 << 20))
 static double bandwidth(const isa_roof *isa, float *buf, int threads, double footprint, bool triad,
@@ -205,15 +207,13 @@ static double bandwidth(const isa_roof *isa, float *buf, int threads, double foo
       bw += esize * (double)n / time;
     }
   } else {
-    double fastest = 1e30;
-    for (int trial = 0; trial < trials; trial++) {
-      double slowest = 0;
-      for (int t = 0; t < threads; t++)
-        if (best[(size_t)t * stride + (size_t)trial] > slowest)
-          slowest = best[(size_t)t * stride + (size_t)trial];
-      if (slowest < fastest) fastest = slowest;
+    for (int t = 0; t < threads; t++) {
+      double fastest = 1e30;
+      for (int trial = 0; trial < trials; trial++)
+        if (best[(size_t)t * stride + (size_t)trial] < fastest)
+          fastest = best[(size_t)t * stride + (size_t)trial];
+      bw += esize * (double)n * reps / fastest;
     }
-    bw = esize * (double)total * reps / fastest;
   }
   free(best);
   return bw;
@@ -239,6 +239,7 @@ void roofline_measure(const int *threads, int n, bool quick) {
   for (int i = 0; i < g_n_threads; i++) g_threads[i] = threads[i];
   for (int l = 0; l < 3; l++) g_sysfs[l] = sysfs_cache(l + 1), g_cpuid[l] = cpuid_cache(l + 1);
   g_caches = roof_choose_caches(g_sysfs, g_cpuid);
+  g_have_caches = true;
   int max_threads = g_threads[g_n_threads - 1];
 
   /* The largest footprint: within 1 GiB and an eighth of the memory. */
@@ -321,7 +322,7 @@ void roofline_measure(const int *threads, int n, bool quick) {
   g_seconds = now() - t0;
   fprintf(stderr,
           "simdgrad_bench: measured the roofline in %.1f s (bandwidth at %d footprints up to %.0f "
-          "MiB; %d figures measured again, %d still inconsistent)\n",
+          "MiB; %d figures measured again, %d marked inconsistent)\n",
           g_seconds, g_isas[0].fig[0].n, largest / (1 << 20), g_remeasured, g_inconsistent);
 }
 
@@ -347,9 +348,10 @@ static const roof_figures *figures_of(const char *isa, int threads) {
 }
 
 roof_verdict roofline_judge(const char *isa, int threads, const roof_work *w) {
-  if (!g_measured) { /* the level still goes in the label: from the caches the OS reports */
+  if (!g_have_caches) { /* not measured: the level still goes in the label */
     for (int l = 0; l < 3; l++) g_sysfs[l] = sysfs_cache(l + 1), g_cpuid[l] = cpuid_cache(l + 1);
     g_caches = roof_choose_caches(g_sysfs, g_cpuid);
+    g_have_caches = true;
   }
   return roof_judge(figures_of(isa, threads), &g_caches, threads, w);
 }
@@ -396,6 +398,8 @@ void roofline_publish(void) {
     bench_set_table_header("roofline not measured (--roofline=off): no %roof\n");
     return;
   }
+  add_context_f("roofline_seconds", "%.2f", g_seconds);
+  bench_add_context("roofline_mode", g_quick ? "quick" : "full");
   len += snprintf(header + len, sizeof header - (size_t)len,
                   "roofline measured at start-up in %.1f s%s: caches L1d %zu KiB (%s), L2 %zu "
                   "KiB (%s) per core, LLC %zu MiB (%s",

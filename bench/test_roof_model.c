@@ -104,6 +104,15 @@ Test(roof_model, judge_by_footprint_and_mix) {
   roof_work tr = {.read = 32.0 * MIB / 3, .written = 16.0 * MIB / 3, .footprint = 16.0 * MIB};
   v = roof_judge(&f, &c, 1, &tr);
   cr_expect_float_eq(v.bandwidth, 60e9, 1e3);
+  /* Between the two mixes, linear in the share of reads: 5/6 reads, halfway in time per byte. */
+  roof_work mid = {.read = 10.0 * MIB, .written = 2.0 * MIB, .footprint = 16.0 * MIB};
+  v = roof_judge(&f, &c, 1, &mid);
+  cr_expect_float_eq(v.bandwidth, 2.0 / (1.0 / 90e9 + 1.0 / 60e9), 1e3);
+  /* More writes than a triad (add's backward: dy in, da and db out): the faster curve. */
+  roof_work wr = {.read = 4.0 * MIB, .written = 8.0 * MIB, .footprint = 12.0 * MIB};
+  v = roof_judge(&f, &c, 1, &wr);
+  double at12 = roof_interp(f.n, f.footprint, f.read, 12.0 * MIB, NULL, NULL);
+  cr_expect_float_eq(v.bandwidth, at12, 1e3);
   /* Compute-bound: FLOPs over the peak. */
   roof_work cb = {.flops = 1e9, .read = 1.0 * MIB, .written = 0.5 * MIB};
   v = roof_judge(&f, &c, 1, &cb);
@@ -140,13 +149,15 @@ Test(roof_model, flags_inconsistent_roof) {
   /* Two threads below one at 1 MiB (a neighbour took the second core), and a level slower than
      the next on one thread (16 KiB below 1 MiB). */
   more.read[1] = 0.5 * one.read[1];
-  one.triad[0] = 0.5 * one.triad[1];
+  one.triad[0] = 0.6 * one.triad[1]; /* below the next point, not below the one after */
   more.peak = 0.5 * one.peak;
   cr_expect(roof_check(&one, &more, s1, s2, &peak));
   cr_expect(s2[1]);
   cr_expect(s1[0]);
-  cr_expect_not(s1[1]);
-  cr_expect_not(s2[2]);
+  cr_expect(s1[1]); /* the later point of the pair: one of the two is wrong */
+  cr_expect_not(s1[2]);
+  cr_expect(s2[2]); /* more.read[1] is also below more.read[2] */
+  cr_expect_not(s2[3]);
   cr_expect(peak);
   /* Marked (as the measuring code does after a second try): a row judged at that point carries
      the flag, a row elsewhere does not. */
