@@ -7,7 +7,8 @@
 #                      BENCH_SUITE=all runs everything); the JSON goes to $(BENCH_JSON)
 #   make bench-plot    the roofline and speed-up PNGs from that JSON; make bench-compare A=x.json B=y.json
 #                      compares two runs; make bench-smoke checks the bench in 10-20 seconds;
-#                      make bench-torch compares with PyTorch in the same run
+#                      make bench-torch compares with PyTorch in the same run; make bench-peers
+#                      with PyTorch, ONNX Runtime and JAX from PyPI (a venv under build/)
 #   make test-asan     the test suite built with AddressSanitizer, UBSan and LeakSanitizer
 #   make test-arm64    the aarch64 cross build (NEON backend), its suite under qemu-user
 #   make examples      build every example and run each briefly
@@ -198,7 +199,7 @@ BENCH_SMOKE_FILTER := ^($(BENCH_SMOKE_KERNELS)|scatter_add)/[a-z0-9]+/(16384|16x
   ^train\.mlp(\.profiled)?/avx512/
 BENCH_SMOKE_ARGS = --roofline=quick --benchmark_min_time=0.01 '--benchmark_filter=$(BENCH_SMOKE_FILTER)'
 
-.PHONY: bench-plot bench-compare bench-smoke bench-torch
+.PHONY: bench-plot bench-compare bench-smoke bench-torch bench-peers
 bench: build
 	$(BENCH_BIN) --table --benchmark_min_time=$(BENCH_MIN_TIME) \
 	  --benchmark_out=$(BENCH_JSON) --benchmark_out_format=json \
@@ -218,6 +219,19 @@ PYTHON ?= /usr/bin/python3
 bench-torch: build
 	$(call install_packages,$(TORCH_PACKAGES))
 	$(PYTHON) bench/vs_torch --bench $(BENCH_BIN) $(ARGS)
+
+# simdgrad against today's peers from PyPI (PyTorch, ONNX Runtime, JAX) in one process-alternating
+# run (bench/vs_peers): installs them into a virtual environment under $(BUILD) on first use
+# (PyTorch's Linux wheels on PyPI bring its CUDA libraries: a few GB). Never part of make test.
+PEERS_VENV ?= $(BUILD)/peers-venv
+PEERS_PIP ?= torch onnxruntime onnx jax numpy
+bench-peers: build
+	@[ -x $(PEERS_VENV)/bin/python ] || /usr/bin/python3 -m venv $(PEERS_VENV) || \
+	  { echo "simdgrad: bench-peers: cannot make a virtual environment (Debian: python3-venv)"; exit 1; }
+	@$(PEERS_VENV)/bin/python -c 'import torch, onnxruntime, onnx, jax' 2>/dev/null || \
+	  $(PEERS_VENV)/bin/pip install --progress-bar off $(PEERS_PIP) || \
+	  { echo "simdgrad: bench-peers: pip could not install $(PEERS_PIP) from PyPI"; exit 1; }
+	$(PEERS_VENV)/bin/python bench/vs_peers --bench $(BENCH_BIN) $(ARGS)
 
 bench-compare:
 	@[ -n "$(A)" ] && [ -n "$(B)" ] || { echo "usage: make bench-compare A=old.json B=new.json" \

@@ -263,9 +263,10 @@ static void run_ew(bench_state *st, void *arg) {
 }
 
 /* The suite's sizes, and for the math-heavy forward ops also 2^16 and 2^20: the range where
-   their speed over scalar is judged (L2-resident data, compute-bound). */
+   their speed over scalar is judged (L2-resident data, compute-bound); add too, a case of
+   bench/vs_peers. */
 static int sizes_of(const char *slot, int64_t *out) {
-  static const char *const heavy[] = {"exp", "tanh", "sigmoid", "gelu"};
+  static const char *const heavy[] = {"exp", "tanh", "sigmoid", "gelu", "add"};
   int n = 0;
   for (int s = 0; s < bench_n_sizes; s++) out[n++] = bench_sizes[s];
   for (size_t h = 0; h < sizeof heavy / sizeof heavy[0]; h++)
