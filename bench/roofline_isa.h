@@ -25,8 +25,18 @@ void bench_triad__avx2(float *restrict a, const float *restrict b, const float *
 void bench_triad__avx512(float *restrict a, const float *restrict b, const float *restrict c,
                          size_t n, float s);
 
-/* The sum of a[0..n): 4 bytes read per element, nothing written (the read-only curve). n is a
-   multiple of 64 and a is 64-byte aligned. */
+/* The same triad with non-temporal (streaming) stores, then a store fence: no read for
+   ownership of a's lines, as the binary kernels store outputs of 2^21 floats and more. */
+void bench_triad_nt__base(float *restrict a, const float *restrict b, const float *restrict c,
+                          size_t n, float s);
+void bench_triad_nt__avx2(float *restrict a, const float *restrict b, const float *restrict c,
+                          size_t n, float s);
+void bench_triad_nt__avx512(float *restrict a, const float *restrict b, const float *restrict c,
+                            size_t n, float s);
+
+/* The sum of a[0..n): 4 bytes read per element, nothing written (the read-only curve), as two
+   streams (the two halves at once: a kernel with two inputs keeps two prefetch streams busy, and
+   one stream alone reads DRAM slower). n is a multiple of 128 and a is 64-byte aligned. */
 float bench_read__base(const float *a, size_t n);
 float bench_read__avx2(const float *a, size_t n);
 float bench_read__avx512(const float *a, size_t n);
