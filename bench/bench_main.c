@@ -230,5 +230,11 @@ int main(int argc, char **argv) {
     roofline_measure(threads, n_threads, strcmp(roof, "quick") == 0);
   publish_context(suite, threads, n_threads);
   roofline_publish();
-  return bench_main(argc, argv);
+  int status = bench_main(argc, argv);
+  if (roofline_raised())
+    printf("%d roof figure(s) rose when measured again after a row beat them by more than 5%% "
+           "(the header shows the start-up figures; those rows carry roof_rechecked in the "
+           "JSON)\n",
+           roofline_raised());
+  return status;
 }

@@ -28,7 +28,8 @@ typedef struct isa_roof {
                    float s);
   float (*read)(const float *a, size_t n);
   bool present;
-  roof_figures fig[2]; /* per entry of g_threads */
+  roof_figures fig[2];                    /* per entry of g_threads */
+  bool rechecked[2][ROOF_MAX_POINTS + 1]; /* measured again after a row beat it; last: the peak */
 } isa_roof;
 
 #define ISA_(isa, be, suffix)                                                                      \
@@ -55,7 +56,8 @@ static int g_threads[2], g_n_threads;
 static size_t g_sysfs[3], g_cpuid[3];
 static roof_caches g_caches;
 static bool g_have_caches, g_measured, g_quick;
-static double g_seconds;
+static double g_seconds, g_traffic;
+static int g_raised; /* figures raised after a row beat them (roofline_recheck) */
 static int g_remeasured, g_inconsistent; /* points (and peaks) measured again; still bad */
 /* Read at run time, so the compiler cannot fold the loops: a = 0.5 a + 0.5 stays near 1. */
 static volatile float g_c = 0.5f, g_b = 0.5f, g_sink;
@@ -280,6 +282,7 @@ void roofline_measure(const int *threads, int n, bool quick) {
 
   /* Short samples: on a busy machine some of them run undisturbed. */
   double traffic = quick ? 2e6 : 8e6;
+  g_traffic = traffic;
   for (int k = 0; k < N_ISAS; k++) {
     isa_roof *isa = &g_isas[k];
     if (!isa->present) continue;
@@ -340,6 +343,50 @@ void roofline_measure(const int *threads, int n, bool quick) {
           "MiB; %d figures measured again, %d marked inconsistent)\n",
           g_seconds, g_isas[0].fig[0].n, largest / (1 << 20), g_remeasured, g_inconsistent);
 }
+
+bool roofline_recheck(const char *isa, int threads, double footprint, bool compute) {
+  if (!g_measured || !isa) return false;
+  int t = 0;
+  for (int i = 0; i < g_n_threads; i++)
+    if (g_threads[i] <= threads) t = i;
+  isa_roof *r = NULL;
+  for (int k = 0; k < N_ISAS; k++)
+    if (g_isas[k].present && strcmp(g_isas[k].name, isa) == 0) r = &g_isas[k];
+  if (!r) return false;
+  roof_figures *f = &r->fig[t];
+  bool raised = false;
+  if (compute) {
+    if (r->rechecked[t][ROOF_MAX_POINTS]) return false;
+    r->rechecked[t][ROOF_MAX_POINTS] = true;
+    double again = fma_peak(r, g_threads[t], g_quick);
+    if (again > f->peak) f->peak = again, raised = true;
+  } else {
+    int lo, hi;
+    roof_interp(f->n, f->footprint, f->read, footprint, &lo, &hi);
+    int pts[2] = {lo, hi};
+    float *buf = NULL;
+    for (int p = 0; p < 2; p++) {
+      int i = pts[p];
+      if (r->rechecked[t][i] || (p == 1 && hi == lo)) continue;
+      r->rechecked[t][i] = true;
+      if (!buf) { /* a measuring buffer for the larger of the two points */
+        size_t floats = (size_t)(f->footprint[hi] / sizeof(float)) + 128 * 3 * (size_t)g_threads[t];
+        size_t bytes = (floats + 2 * PAD) * sizeof(float);
+        buf = bench_alloc(bytes);
+        memset(buf, 0, bytes);
+      }
+      double rd = f->read[i], tr = f->triad[i];
+      measure_point(r, f, i, buf, g_threads[t],
+                    2 * trials_at(f->footprint[i], g_threads[t], g_quick), g_traffic);
+      if (f->read[i] > rd || f->triad[i] > tr) raised = true;
+    }
+    free(buf);
+  }
+  g_raised += raised;
+  return raised;
+}
+
+int roofline_raised(void) { return g_raised; }
 
 const char *roofline_isa_of(const char *backend) {
   if (strcmp(backend, "scalar") == 0) return g_isas[0].name;

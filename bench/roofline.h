@@ -20,6 +20,13 @@ const char *roofline_isa_of(const char *backend);
 /* The verdict on w run on isa with that many threads (roof_judge); its seconds are 0 when the
    roofline was not measured. The level is filled in either way. */
 roof_verdict roofline_judge(const char *isa, int threads, const roof_work *w);
+/* A row beat its bound by more than ROOF_MODEL_ERROR_PCT: the figures it was judged on may have
+   been measured low (on a shared machine, the start-up second can be a bad one). Measures the
+   peak (compute) or the two curve points around footprint of isa at `threads` again, each at
+   most once per run, keeping the better; returns whether a figure rose, after which the row is
+   judged again. roofline_raised() counts the figures raised so. */
+bool roofline_recheck(const char *isa, int threads, double footprint, bool compute);
+int roofline_raised(void);
 /* Adds the measured figures to the JSON context and to the table's header. */
 void roofline_publish(void);
 
