@@ -27,6 +27,7 @@ typedef struct isa_roof {
   void (*triad_nt)(float *restrict a, const float *restrict b, const float *restrict c, size_t n,
                    float s);
   float (*read)(const float *a, size_t n);
+  float (*read1)(const float *a, size_t n);
   bool present;
   roof_figures fig[2];                    /* per entry of g_threads */
   bool rechecked[2][ROOF_MAX_POINTS + 1]; /* measured again after a row beat it; last: the peak */
@@ -35,7 +36,8 @@ typedef struct isa_roof {
 #define ISA_(isa, be, suffix)                                                                      \
   {                                                                                                \
     .name = isa, .backend = be, .fma = bench_fma_loop__##suffix, .triad = bench_triad__##suffix,   \
-    .triad_nt = bench_triad_nt__##suffix, .read = bench_read__##suffix                             \
+    .triad_nt = bench_triad_nt__##suffix, .read = bench_read__##suffix,                            \
+    .read1 = bench_read1__##suffix                                                                 \
   }
 static isa_roof g_isas[] = {
 #if defined(__aarch64__)
@@ -156,10 +158,11 @@ static double fma_peak(const isa_roof *isa, int threads, bool quick) {
    curve dip by 20-30% at 1 MiB per thread against the chunked figures past it, on a busy VM.) */
 #define PAD 64
 #define CHUNK_BYTES ((double)(1 << 20))
-typedef enum bw_kind { BW_READ, BW_TRIAD, BW_TRIAD_NT } bw_kind;
+typedef enum bw_kind { BW_READ, BW_READ1, BW_TRIAD, BW_TRIAD_NT } bw_kind;
 static double bandwidth(const isa_roof *isa, float *buf, int threads, double footprint,
                         bw_kind kind, int trials, double traffic) {
-  bool triad = kind != BW_READ;
+  bool triad = kind == BW_TRIAD || kind == BW_TRIAD_NT;
+  float (*read_fn)(const float *, size_t) = kind == BW_READ1 ? isa->read1 : isa->read;
   void (*triad_fn)(float *restrict, const float *restrict, const float *restrict, size_t, float) =
       kind == BW_TRIAD_NT ? isa->triad_nt : isa->triad;
   double esize = triad ? 12.0 : 4.0;
@@ -189,7 +192,7 @@ static double bandwidth(const isa_roof *isa, float *buf, int threads, double foo
           if (triad)
             triad_fn(a, b, c, n, g_c);
           else
-            sum += isa->read(buf + off, n);
+            sum += read_fn(buf + off, n);
         }
         best[(size_t)tid * stride + (size_t)trial] = now() - t0;
         continue;
@@ -200,7 +203,7 @@ static double bandwidth(const isa_roof *isa, float *buf, int threads, double foo
         if (triad)
           triad_fn(a + lo, b + lo, c + lo, len, g_c);
         else
-          sum += isa->read(buf + off + lo, len);
+          sum += read_fn(buf + off + lo, len);
         double t = now() - t0;
         if (t < best[(size_t)tid * stride + k]) best[(size_t)tid * stride + k] = t;
       }
@@ -232,6 +235,8 @@ static void measure_point(const isa_roof *isa, roof_figures *f, int i, float *bu
   /* The triad's figure is the better of its two store kinds: what the machine can do, whichever
      way a kernel stores (normal stores win in cache, streaming ones past it). */
   double r = bandwidth(isa, buf, threads, f->footprint[i], BW_READ, trials, traffic);
+  double r1 = bandwidth(isa, buf, threads, f->footprint[i], BW_READ1, trials, traffic);
+  if (r1 > r) r = r1;
   double t = bandwidth(isa, buf, threads, f->footprint[i], BW_TRIAD, trials, traffic);
   double nt = bandwidth(isa, buf, threads, f->footprint[i], BW_TRIAD_NT, trials, traffic);
   if (nt > t) t = nt;

@@ -52,3 +52,14 @@ void bench_triad_nt__avx512(float *restrict a, const float *restrict b, const fl
   }
   _mm_sfence();
 }
+
+float bench_read1__avx512(const float *a, size_t n) {
+  __m512 s0 = _mm512_setzero_ps(), s1 = s0, s2 = s0, s3 = s0;
+  for (size_t i = 0; i < n; i += 64) {
+    s0 = _mm512_add_ps(s0, _mm512_load_ps(a + i));
+    s1 = _mm512_add_ps(s1, _mm512_load_ps(a + i + 16));
+    s2 = _mm512_add_ps(s2, _mm512_load_ps(a + i + 32));
+    s3 = _mm512_add_ps(s3, _mm512_load_ps(a + i + 48));
+  }
+  return _mm512_reduce_add_ps(_mm512_add_ps(_mm512_add_ps(s0, s1), _mm512_add_ps(s2, s3)));
+}

@@ -105,3 +105,19 @@ void bench_triad_nt__base(float *restrict a, const float *restrict b, const floa
   bench_triad__base(a, b, c, n, s);
 #endif
 }
+
+float bench_read1__base(const float *a, size_t n) {
+#if defined(__SSE2__) || defined(__aarch64__)
+  vec s[8];
+  for (int j = 0; j < 8; j++) s[j] = splat(0);
+  for (size_t i = 0; i < n; i += 8 * LANES)
+    for (int j = 0; j < 8; j++) s[j] = add(s[j], load(a + i + j * LANES));
+  float t = 0;
+  for (int j = 0; j < 8; j++) t += lane0(s[j]);
+  return t;
+#else
+  float s = 0;
+  for (size_t i = 0; i < n; i++) s += a[i];
+  return s;
+#endif
+}

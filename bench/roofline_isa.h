@@ -38,6 +38,11 @@ void bench_triad_nt__avx512(float *restrict a, const float *restrict b, const fl
    streams (the two halves at once: a kernel with two inputs keeps two prefetch streams busy, and
    one stream alone reads DRAM slower). n is a multiple of 128 and a is 64-byte aligned. */
 float bench_read__base(const float *a, size_t n);
+/* The same as one stream: in the LLC of a Zen 4 VM one stream read faster than two, in DRAM
+   slower; the read curve takes the better. */
+float bench_read1__base(const float *a, size_t n);
+float bench_read1__avx2(const float *a, size_t n);
+float bench_read1__avx512(const float *a, size_t n);
 float bench_read__avx2(const float *a, size_t n);
 float bench_read__avx512(const float *a, size_t n);
 
