@@ -5,9 +5,10 @@
 #   make bench         build and run the default benchmark suite as a table (ARGS=... passes
 #                      Google Benchmark flags through, e.g. ARGS=--benchmark_filter=exp;
 #                      BENCH_SUITE=all runs everything); the JSON goes to $(BENCH_JSON)
-#   make bench-plot    the roofline PNG from that JSON; make bench-compare A=x.json B=y.json
+#   make bench-plot    the roofline and speed-up PNGs from that JSON; make bench-compare A=x.json B=y.json
 #                      compares two runs; make bench-smoke checks the bench in 10-20 seconds;
-#                      make bench-torch compares with PyTorch in the same run
+#                      make bench-torch compares with PyTorch in the same run; make bench-peers
+#                      with PyTorch, ONNX Runtime and JAX from PyPI (a venv under build/)
 #   make test-asan     the test suite built with AddressSanitizer, UBSan and LeakSanitizer
 #   make test-arm64    the aarch64 cross build (NEON backend), its suite under qemu-user
 #   make examples      build every example and run each briefly
@@ -190,8 +191,10 @@ BENCH_SUITE ?=
 FILTER ?=
 BENCH_JSON ?= $(BUILD)/bench.json
 BENCH_PNG ?= $(BUILD)/roofline.png
+BENCH_SPEEDUP_PNG ?= $(BUILD)/speedup.png
 BENCH_BIN = $(BUILD)/bench/simdgrad_bench
-PLOT_PACKAGES := gnuplot-nox
+# make bench-plot only (bench/plot is Python with matplotlib); nothing else needs it.
+PLOT_PACKAGES := python3-matplotlib
 # One or two benchmarks of each family at small sizes, for make bench-smoke (and qemu runs).
 BENCH_SMOKE_KERNELS := exp|add_backward|where|reduce_max\.axis0|argmax|softmax_cross_entropy_backward|$\
   transpose|batch_norm_backward|adam_update
@@ -201,7 +204,7 @@ BENCH_SMOKE_FILTER := ^($(BENCH_SMOKE_KERNELS)|scatter_add)/[a-z0-9]+/(16384|16x
   ^train\.mlp(\.profiled)?/avx512/
 BENCH_SMOKE_ARGS = --roofline=quick --benchmark_min_time=0.01 '--benchmark_filter=$(BENCH_SMOKE_FILTER)'
 
-.PHONY: bench-plot bench-compare bench-smoke bench-torch
+.PHONY: bench-plot bench-compare bench-smoke bench-torch bench-peers
 bench: build
 	$(BENCH_BIN) --table --benchmark_min_time=$(BENCH_MIN_TIME) \
 	  --benchmark_out=$(BENCH_JSON) --benchmark_out_format=json \
@@ -212,7 +215,7 @@ bench-plot:
 	$(call install_packages,$(PLOT_PACKAGES))
 	@[ -r $(BENCH_JSON) ] || { echo "simdgrad: no $(BENCH_JSON) yet: run make bench first" \
 	  "(or name a run: make bench-plot BENCH_JSON=run.json)"; exit 1; }
-	bench/plot $(BENCH_JSON) $(BENCH_PNG)
+	/usr/bin/python3 bench/plot $(BENCH_JSON) $(BENCH_PNG) $(BENCH_SPEEDUP_PNG)
 
 # simdgrad against PyTorch (Debian: python3-torch) in one run: the same ops, training steps and
 # convolution, alternating between the two (bench/vs_torch).
@@ -222,18 +225,33 @@ bench-torch: build
 	$(call install_packages,$(TORCH_PACKAGES))
 	$(PYTHON) bench/vs_torch --bench $(BENCH_BIN) $(ARGS)
 
+# simdgrad against today's peers from PyPI (PyTorch, ONNX Runtime, JAX) in one process-alternating
+# run (bench/vs_peers): installs them into a virtual environment under $(BUILD) on first use
+# (PyTorch's Linux wheels on PyPI bring its CUDA libraries: a few GB). Never part of make test.
+PEERS_VENV ?= $(BUILD)/peers-venv
+PEERS_PIP ?= torch onnxruntime onnx jax numpy
+bench-peers: build
+	@[ -x $(PEERS_VENV)/bin/python ] || /usr/bin/python3 -m venv $(PEERS_VENV) || \
+	  { echo "simdgrad: bench-peers: cannot make a virtual environment (Debian: python3-venv)"; exit 1; }
+	@$(PEERS_VENV)/bin/python -c 'import torch, onnxruntime, onnx, jax' 2>/dev/null || \
+	  $(PEERS_VENV)/bin/pip install --progress-bar off $(PEERS_PIP) || \
+	  { echo "simdgrad: bench-peers: pip could not install $(PEERS_PIP) from PyPI"; exit 1; }
+	$(PEERS_VENV)/bin/python bench/vs_peers --bench $(BENCH_BIN) $(ARGS)
+
 bench-compare:
 	@[ -n "$(A)" ] && [ -n "$(B)" ] || { echo "usage: make bench-compare A=old.json B=new.json" \
 	  "[FILTER=regex]"; exit 2; }
 	bench/compare $(A) $(B) $(if $(value FILTER),'$(value FILTER)')
 
-# Exits non-zero if the bench fails to run, a benchmark reports an error, or the JSON lacks the
-# roofline counters (of the mean, and of the fastest call); 10-20 seconds on 2 cores.
+# Exits non-zero if the bench fails to run, a benchmark reports an error, the JSON lacks the
+# roofline counters (of the mean, and of the fastest call) or a row lacks its footprint and roof
+# (bench/check_roof); 10-20 seconds on 2 cores.
 bench-smoke: build
 	$(BENCH_BIN) --table $(BENCH_SMOKE_ARGS) --benchmark_out=$(BUILD)/bench-smoke.json \
 	  --benchmark_out_format=json
 	@for c in pct_roofline best_pct_roofline; do grep -q "\"$$c\"" $(BUILD)/bench-smoke.json || \
 	  { echo "simdgrad: bench-smoke: no $$c in $(BUILD)/bench-smoke.json"; exit 1; }; done
+	bench/check_roof $(BUILD)/bench-smoke.json
 	bench/compare $(BUILD)/bench-smoke.json $(BUILD)/bench-smoke.json > $(BUILD)/bench-smoke.txt
 	@tail -n 1 $(BUILD)/bench-smoke.txt
 

@@ -77,16 +77,21 @@ void bench_leave(const bench_engine_state *saved);
 /* ---- Work and counters ---- */
 
 typedef struct bench_work {
-  double flops;    /* per iteration; 0 for pure data movement */
-  double bytes;    /* read + written per iteration (each buffer once: compulsory traffic) */
-  double items;    /* per iteration: elements of the output, or ops for engine overhead */
-  const char *isa; /* the roofline to measure against: roofline_isa_of(backend) */
+  double flops;     /* per iteration, as the kernels execute them (bench_kernel_flops); 0 for pure
+                       data movement */
+  double bytes;     /* read + written per iteration by the kernels that run (each buffer once per
+                       pass, no write-allocate: roof_model.h) */
+  double written;   /* of which written */
+  double footprint; /* distinct bytes one iteration touches; 0: bytes */
+  double items;     /* per iteration: elements of the output, or ops for engine overhead */
+  const char *isa;  /* the roofline to measure against: roofline_isa_of(backend) */
   int threads;
   const char *desc; /* the label's start, e.g. "[4096,1024] over axis 1"; NULL for none */
 } bench_work;
 
 /* After the timing loop: sets items_per_second, bytes_per_second, FLOPS (when flops > 0), AI
-   (FLOP per byte) and pct_roofline, all from the wall time the loop took (bench_elapsed). */
+   (FLOP per byte), pct_roofline with the roof it used (footprint_bytes, roof_gbs, roof_flags),
+   and simdgrad_threads, all from the wall time the loop took (bench_elapsed). */
 void bench_report(bench_state *st, const bench_work *w);
 
 /* ---- Buffers ---- */
@@ -140,5 +145,10 @@ void bench_op_range(const char *op, int i, float *lo, float *hi);
 /* Nominal FLOPs per element of a slot ("exp", "exp_backward", "reduce_max", ...): see
    docs/bench.md. A slot without a row in the op-info tables ends the program. */
 double bench_op_flops(const char *slot);
+/* FLOPs per element a slot's kernel on `backend` executes (bench_kernel_flops.c): for the SIMD
+   backends' polynomial functions (exp, tanh, sigmoid, gelu, softmax, ...) the lanes of their
+   FMAs (2 each) and multiplies (2 each: a slot of an FMA pipe), counted from the templates;
+   otherwise bench_op_flops. */
+double bench_kernel_flops(const char *slot, const char *backend);
 
 #endif /* SIMDGRAD_BENCH_H */

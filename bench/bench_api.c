@@ -42,8 +42,8 @@ typedef struct api_op {
   api_layout layout;
   unsigned grads; /* bit i: back-propagate to input i; 0: forward only ("api.") */
   api_call call;
-  const char *fwd_slot, *bwd_slot; /* bench_op_flops keys; NULL: no FLOPs */
-  double bytes;                    /* nominal bytes per element, forward + backward kernels */
+  const char *fwd_slot, *bwd_slot; /* bench_kernel_flops keys; NULL: no FLOPs; the bytes are
+                                      api_traffic's */
 } api_op;
 
 /* ---- The calls ---------------------------------------------------------------------------- */
@@ -119,48 +119,47 @@ static sg_tensor *call_dropout(sg_tensor *const *in) { return sg_dropout(in[0], 
 
 /* ---- The table ---------------------------------------------------------------------------- */
 
-#define UNARY_ENTRY_(name, saved, doc)                                                             \
-  {#name, L_VEC1, 1, call_##name, #name, #name "_backward", 20},
-#define STEP_ENTRY_(name, doc) {#name, L_VEC1, 1, call_##name, #name, NULL, 12},
-#define BINARY_ENTRY_(name, doc) {#name, L_VEC2, 3, call_##name, #name, #name "_backward", 32},
-#define COMPARE_ENTRY_(name, doc) {#name, L_VEC2, 0, call_##name, #name, NULL, 9},
+#define UNARY_ENTRY_(name, saved, doc) {#name, L_VEC1, 1, call_##name, #name, #name "_backward"},
+#define STEP_ENTRY_(name, doc) {#name, L_VEC1, 1, call_##name, #name, NULL},
+#define BINARY_ENTRY_(name, doc) {#name, L_VEC2, 3, call_##name, #name, #name "_backward"},
+#define COMPARE_ENTRY_(name, doc) {#name, L_VEC2, 0, call_##name, #name, NULL},
 #define REDUCE_ENTRY_(name, doc)                                                                   \
-  {#name, L_ROWS, 1, call_##name, "reduce_" #name, "reduce_" #name "_backward", 12},
+  {#name, L_ROWS, 1, call_##name, "reduce_" #name, "reduce_" #name "_backward"},
 
 static const api_op k_ops[] = {
     SG_FOR_EACH_UNARY_OP(UNARY_ENTRY_) SG_FOR_EACH_STEP_OP(STEP_ENTRY_){
-        "leaky_relu", L_VEC1, 1, call_leaky_relu, "leaky_relu", "leaky_relu_backward", 20},
-    {"clip", L_VEC1, 1, call_clip, "clip", "clip_backward", 20},
+        "leaky_relu", L_VEC1, 1, call_leaky_relu, "leaky_relu", "leaky_relu_backward"},
+    {"clip", L_VEC1, 1, call_clip, "clip", "clip_backward"},
     SG_FOR_EACH_BINARY_OP(BINARY_ENTRY_) SG_FOR_EACH_COMPARE_OP(COMPARE_ENTRY_){
-        "where", L_WHERE, 6, call_where, "where", "where_backward", 26},
-    {"matmul", L_MAT, 3, call_matmul, NULL, NULL, 0},
+        "where", L_WHERE, 6, call_where, "where", "where_backward"},
+    {"matmul", L_MAT, 3, call_matmul, NULL, NULL},
     SG_FOR_EACH_REDUCE_OP(REDUCE_ENTRY_){"mean", L_ROWS, 1, call_mean, "reduce_sum",
-                                         "reduce_sum_backward", 8},
-    {"argmax", L_ROWS, 0, call_argmax, "argmax", NULL, 4},
-    {"argmin", L_ROWS, 0, call_argmin, "argmin", NULL, 4},
-    {"softmax", L_ROWS, 1, call_softmax, "softmax", "softmax_backward", 20},
-    {"log_softmax", L_ROWS, 1, call_log_softmax, "log_softmax", "log_softmax_backward", 20},
+                                         "reduce_sum_backward"},
+    {"argmax", L_ROWS, 0, call_argmax, "argmax", NULL},
+    {"argmin", L_ROWS, 0, call_argmin, "argmin", NULL},
+    {"softmax", L_ROWS, 1, call_softmax, "softmax", "softmax_backward"},
+    {"log_softmax", L_ROWS, 1, call_log_softmax, "log_softmax", "log_softmax_backward"},
     {"softmax_cross_entropy", L_CE, 2, call_ce, "softmax_cross_entropy",
-     "softmax_cross_entropy_backward", 24},
-    {"reshape", L_ROWS, 1, call_reshape, NULL, NULL, 0},
-    {"transpose", L_ROWS, 1, call_transpose, NULL, NULL, 16},
-    {"slice", L_ROWS, 1, call_slice, NULL, NULL, 8},
-    {"concat", L_HALVES, 3, call_concat, NULL, NULL, 16},
-    {"pad", L_ROWS, 1, call_pad, NULL, NULL, 16},
-    {"tile", L_HALF_ROWS, 1, call_tile, NULL, NULL, 12},
-    {"gather", L_GATHER, 1, call_gather, "scatter_add", NULL, 16},
-    {"one_hot", L_INDICES, 0, call_one_hot, NULL, NULL, 4},
-    {"cast", L_VEC1, 0, call_cast, NULL, NULL, 8},
-    {"conv2d", L_IMAGE, 3, call_conv2d, "conv2d", "conv2d_backward", 20},
+     "softmax_cross_entropy_backward"},
+    {"reshape", L_ROWS, 1, call_reshape, NULL, NULL},
+    {"transpose", L_ROWS, 1, call_transpose, NULL, NULL},
+    {"slice", L_ROWS, 1, call_slice, NULL, NULL},
+    {"concat", L_HALVES, 3, call_concat, NULL, NULL},
+    {"pad", L_ROWS, 1, call_pad, NULL, NULL},
+    {"tile", L_HALF_ROWS, 1, call_tile, NULL, NULL},
+    {"gather", L_GATHER, 1, call_gather, "scatter_add", NULL},
+    {"one_hot", L_INDICES, 0, call_one_hot, NULL, NULL},
+    {"cast", L_VEC1, 0, call_cast, NULL, NULL},
+    {"conv2d", L_IMAGE, 3, call_conv2d, "conv2d", "conv2d_backward"},
     {"depthwise_conv2d", L_IMAGE_DW, 3, call_depthwise, "depthwise_conv2d",
-     "depthwise_conv2d_backward", 20},
-    {"max_pool", L_IMAGE1, 1, call_max_pool, "max_pool", "max_pool_backward", 15},
-    {"avg_pool", L_IMAGE1, 1, call_avg_pool, "avg_pool", "avg_pool_backward", 10},
-    {"batch_norm", L_BN, 1u | 8u | 16u, call_batch_norm, "batch_norm", "batch_norm_backward", 20},
-    {"dropout", L_VEC1, 1, call_dropout, "dropout", "dropout_backward", 16},
-    {"sgd_step", L_STEP, 0, NULL, "sgd_update", NULL, 12},
-    {"momentum_step", L_STEP, 0, NULL, "momentum_update", NULL, 20},
-    {"adam_step", L_STEP, 0, NULL, "adam_update", NULL, 28},
+     "depthwise_conv2d_backward"},
+    {"max_pool", L_IMAGE1, 1, call_max_pool, "max_pool", "max_pool_backward"},
+    {"avg_pool", L_IMAGE1, 1, call_avg_pool, "avg_pool", "avg_pool_backward"},
+    {"batch_norm", L_BN, 1u | 8u | 16u, call_batch_norm, "batch_norm", "batch_norm_backward"},
+    {"dropout", L_VEC1, 1, call_dropout, "dropout", "dropout_backward"},
+    {"sgd_step", L_STEP, 0, NULL, "sgd_update", NULL},
+    {"momentum_step", L_STEP, 0, NULL, "momentum_update", NULL},
+    {"adam_step", L_STEP, 0, NULL, "adam_update", NULL},
 };
 #define N_OPS (sizeof k_ops / sizeof k_ops[0])
 #define MAX_IN 5
@@ -273,6 +272,123 @@ static int make_inputs(const api_case *c, sg_tensor **in) {
   return 0;
 }
 
+/* ---- Bytes: what the kernels of forward, seed and backward move (api_traffic) ------------- */
+
+#define SAVED_(name, saved, doc) {#name, #saved},
+static const struct { const char *op, *saved; } k_saved[] = {SG_FOR_EACH_UNARY_OP(SAVED_)};
+
+/* Gradients that are views of dy, with no kernel (engine/op_binary.c SG_IDENTITY_GRAD_<op>,
+   engine/op_shape.c for reshape). */
+static bool grad_is_view(const char *op) {
+  return strcmp(op, "add") == 0 || strcmp(op, "reshape") == 0;
+}
+
+static bool is_unary(const char *op, const char **saved) {
+  for (size_t k = 0; k < sizeof k_saved / sizeof k_saved[0]; k++)
+    if (strcmp(k_saved[k].op, op) == 0) {
+      *saved = k_saved[k].saved;
+      return true;
+    }
+  return false;
+}
+
+/* Bytes read and written by the forward kernel (fwd) and the backward kernel (bwd) of c, and the
+   size of the seed sg_tape_end fills with ones (the output's bytes), from the kernel contracts in
+   backend.h; n elements in rows of cols (N x N for a matmul). */
+static roof_work api_traffic(const api_case *c) {
+  const api_op *op = c->op;
+  int64_t rows_i, cols_i;
+  bench_rows_of(c->n, &rows_i, &cols_i);
+  double n = (double)c->n, rows = (double)rows_i, seed = 4 * n;
+  roof_work f = {0}, b = {0};
+  const char *saved = NULL;
+  switch (op->layout) {
+  case L_VEC1:
+    f = (roof_work){.read = 4 * n, .written = 4 * n};
+    if (is_unary(op->name, &saved)) /* dy, the saved x or y (some save none); dx */
+      b = (roof_work){.read = strcmp(saved, "NONE") == 0 ? 4 * n : 8 * n, .written = 4 * n};
+    else if (op->bwd_slot) /* leaky_relu, clip: dy and x; dropout: dy and the hashed mask */
+      b = (roof_work){.read = strcmp(op->name, "dropout") == 0 ? 4 * n : 8 * n, .written = 4 * n};
+    else /* a step op's gradient is zeros */
+      b = (roof_work){.written = 4 * n};
+    break;
+  case L_VEC2:
+    if (!op->grads) return (roof_work){.read = 8 * n, .written = n}; /* a comparison */
+    f = (roof_work){.read = 8 * n, .written = 4 * n};
+    b = (roof_work){.read = strcmp(op->name, "sub") == 0   ? 4 * n
+                            : strcmp(op->name, "pow") == 0 ? 16 * n
+                                                           : 12 * n,
+                    .written = 8 * n};
+    break;
+  case L_WHERE:
+    f = (roof_work){.read = 9 * n, .written = 4 * n};
+    b = (roof_work){.read = 5 * n, .written = 8 * n};
+    break;
+  case L_MAT: /* C = A B; dA = dC B^T and dB = A^T dC */
+    f = (roof_work){.read = 8 * n * n, .written = 4 * n * n};
+    b = (roof_work){.read = 16 * n * n, .written = 8 * n * n};
+    seed = 4 * n * n;
+    break;
+  case L_ROWS:
+    if (strcmp(op->name, "argmax") == 0 || strcmp(op->name, "argmin") == 0)
+      return (roof_work){.read = 4 * n, .written = 4 * rows};
+    if (strcmp(op->name, "reshape") == 0) {
+      f = (roof_work){0};                        /* a view */
+    } else if (strcmp(op->name, "slice") == 0) { /* half the columns; dx: zeros and the half */
+      f = (roof_work){.read = 2 * n, .written = 2 * n};
+      b = (roof_work){.read = 2 * n, .written = 4 * n};
+      seed = 2 * n;
+    } else if (op->bwd_slot && strncmp(op->bwd_slot, "reduce_", 7) == 0) {
+      f = (roof_work){.read = 4 * n, .written = 4 * rows};
+      bool sum = strcmp(op->bwd_slot, "reduce_sum_backward") == 0; /* reads neither x nor y */
+      b = (roof_work){.read = sum ? 4 * rows : 4 * n + 8 * rows, .written = 4 * n};
+      seed = 4 * rows;
+    } else { /* softmax, log_softmax, transpose, pad: a pass each way; softmax's reads y */
+      f = (roof_work){.read = 4 * n, .written = 4 * n};
+      b = (roof_work){.read = op->bwd_slot ? 8 * n : 4 * n, .written = 4 * n};
+    }
+    break;
+  case L_CE: /* labels, logits in; log-probs and the loss out; dlogits from dy, labels, y */
+    f = (roof_work){.read = 8 * n, .written = 4 * n + 4 * rows};
+    b = (roof_work){.read = 8 * n + 4 * rows, .written = 4 * n};
+    seed = 4 * rows;
+    break;
+  case L_HALVES: /* concat: two halves in, n out; back: two slices */
+  case L_BN:     /* x (and per-channel figures) in, y out; back: dy and x in, dx out */
+    f = (roof_work){.read = 4 * n, .written = 4 * n};
+    b = (roof_work){.read = op->layout == L_BN ? 8 * n : 4 * n, .written = 4 * n};
+    break;
+  case L_HALF_ROWS: /* tile: n / 2 in, n out; back: the two halves summed */
+    f = (roof_work){.read = 2 * n, .written = 4 * n};
+    b = (roof_work){.read = 4 * n, .written = 2 * n};
+    break;
+  case L_GATHER: /* rows gathered; back: zeros, then the rows scattered back (read and added) */
+    f = (roof_work){.read = 4 * n + 4 * rows, .written = 4 * n};
+    b = (roof_work){.read = 8 * n + 4 * rows, .written = 8 * n};
+    break;
+  case L_INDICES:
+    return (roof_work){.read = 4 * rows, .written = 4 * n};
+  case L_IMAGE:
+  case L_IMAGE_DW: /* the filters are small; back: dy and x in, dx out (and the filter's) */
+    f = (roof_work){.read = 4 * n, .written = 4 * n};
+    b = (roof_work){.read = 8 * n, .written = 4 * n};
+    break;
+  case L_IMAGE1: /* 2x2 windows: a quarter out; back: dy (and for max x, y) in, dx out */
+    f = (roof_work){.read = 4 * n, .written = n};
+    b = (roof_work){.read = strcmp(op->name, "max_pool") == 0 ? 6 * n : n, .written = 4 * n};
+    seed = n;
+    break;
+  case L_STEP: /* in place: w and g in, w out; momentum and adam also read and write state */
+    if (strcmp(op->name, "sgd_step") == 0)
+      return (roof_work){.read = 8 * n, .written = 4 * n, .footprint = 8 * n};
+    if (strcmp(op->name, "momentum_step") == 0)
+      return (roof_work){.read = 12 * n, .written = 8 * n, .footprint = 12 * n};
+    return (roof_work){.read = 16 * n, .written = 12 * n, .footprint = 16 * n};
+  }
+  if (!op->grads) return f;
+  return roof_tape_work(&f, &b, seed, grad_is_view(op->name));
+}
+
 static void run_api(bench_state *st, void *arg) {
   const api_case *c = arg;
   const api_op *op = c->op;
@@ -324,15 +440,19 @@ static void run_api(bench_state *st, void *arg) {
   bench_leave(&saved);
   if (error) return;
 
-  double n = (double)c->n, flops = 0, bytes = op->bytes * n, items = n;
+  double n = (double)c->n, flops = 0, items = n;
   if (op->layout == L_MAT) { /* C = A B, then dA = dC B^T and dB = A^T dC */
-    flops = 6 * n * n * n, bytes = 32 * n * n, items = n * n;
+    flops = 6 * n * n * n, items = n * n;
   } else {
-    if (op->fwd_slot) flops += bench_op_flops(op->fwd_slot) * n;
-    if (op->bwd_slot && op->grads) flops += bench_op_flops(op->bwd_slot) * n;
+    if (op->fwd_slot) flops += bench_kernel_flops(op->fwd_slot, c->be->name) * n;
+    if (op->bwd_slot && op->grads && !grad_is_view(op->name))
+      flops += bench_kernel_flops(op->bwd_slot, c->be->name) * n;
   }
+  roof_work tr = api_traffic(c);
   bench_work w = {.flops = flops,
-                  .bytes = bytes,
+                  .bytes = tr.read + tr.written,
+                  .written = tr.written,
+                  .footprint = tr.footprint,
                   .items = items,
                   .isa = roofline_isa_of(c->be->name),
                   .threads = c->threads,

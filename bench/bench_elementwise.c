@@ -171,40 +171,44 @@ static void ew_range(int64_t lo, int64_t hi, void *ctx) {
   }
 }
 
-/* Bytes a call reads and writes, per element, by the kernel contracts in backend.h. */
-static double bytes_per_element(const ew_op *op) {
+/* Bytes a call reads and writes per element, by the kernel contracts in backend.h, and the
+   distinct bytes it touches (less for the optimizers, which update in place). */
+typedef struct ew_traffic {
+  double read, written, footprint;
+} ew_traffic;
+static ew_traffic traffic_per_element(const ew_op *op) {
   switch (op->kind) {
   case EW_UNARY:
   case EW_LEAKY:
   case EW_CLIP:
-    return 8;
-  case EW_UNARY_BWD:
-    return strcmp(op->saved, "NONE") == 0 ? 8 : 12;
+  case EW_DROPOUT:
+    return (ew_traffic){4, 4, 8};
+  case EW_UNARY_BWD: /* dy and the saved x or y (none for some) in, dx out */
+    return strcmp(op->saved, "NONE") == 0 ? (ew_traffic){4, 4, 8} : (ew_traffic){8, 4, 12};
   case EW_LEAKY_BWD:
   case EW_CLIP_BWD:
   case EW_BINARY:
-    return 12;
+    return (ew_traffic){8, 4, 12};
   case EW_BINARY_BWD: /* dy, a and b (add and sub read neither), y (pow only); da and db */
-    return strcmp(op->op, "add") == 0 || strcmp(op->op, "sub") == 0 ? 12
-           : strcmp(op->op, "pow") == 0                             ? 24
-                                                                    : 20;
+    return strcmp(op->op, "add") == 0 || strcmp(op->op, "sub") == 0 ? (ew_traffic){4, 8, 12}
+           : strcmp(op->op, "pow") == 0                             ? (ew_traffic){16, 8, 24}
+                                                                    : (ew_traffic){12, 8, 20};
   case EW_COMPARE:
-    return 9;
+    return (ew_traffic){8, 1, 9};
   case EW_FILL:
-    return 4;
+    return (ew_traffic){0, 4, 4};
   case EW_WHERE:
+    return (ew_traffic){9, 4, 13};
   case EW_WHERE_BWD:
-    return 13;
-  case EW_DROPOUT:
-    return 8;
-  case EW_SGD: /* w read and written, g read; then each state array read and written */
-    return 12;
-  case EW_MOMENTUM:
-    return 20;
-  case EW_ADAM:
-    return 28;
+    return (ew_traffic){5, 8, 13};
+  case EW_SGD: /* w and g in, w out */
+    return (ew_traffic){8, 4, 8};
+  case EW_MOMENTUM: /* w, v and g in; w and v out */
+    return (ew_traffic){12, 8, 12};
+  case EW_ADAM: /* w, m, v and g in; w, m and v out */
+    return (ew_traffic){16, 12, 16};
   }
-  return 0;
+  return (ew_traffic){0, 0, 0};
 }
 
 static void run_ew(bench_state *st, void *arg) {
@@ -247,8 +251,11 @@ static void run_ew(bench_state *st, void *arg) {
     bench_parallel_for(c->n, grain, c->threads, ew_range, &j);
     bench_clobber_memory();
   }
-  bench_work w = {.flops = bench_op_flops(op->slot) * (double)n,
-                  .bytes = bytes_per_element(op) * (double)n,
+  ew_traffic tr = traffic_per_element(op);
+  bench_work w = {.flops = bench_kernel_flops(op->slot, c->be->name) * (double)n,
+                  .bytes = (tr.read + tr.written) * (double)n,
+                  .written = tr.written * (double)n,
+                  .footprint = tr.footprint * (double)n,
                   .items = (double)n,
                   .isa = roofline_isa_of(c->be->name),
                   .threads = c->threads};
@@ -256,9 +263,10 @@ static void run_ew(bench_state *st, void *arg) {
 }
 
 /* The suite's sizes, and for the math-heavy forward ops also 2^16 and 2^20: the range where
-   their speed over scalar is judged (L2-resident data, compute-bound). */
+   their speed over scalar is judged (L2-resident data, compute-bound); add too, a case of
+   bench/vs_peers. */
 static int sizes_of(const char *slot, int64_t *out) {
-  static const char *const heavy[] = {"exp", "tanh", "sigmoid", "gelu"};
+  static const char *const heavy[] = {"exp", "tanh", "sigmoid", "gelu", "add"};
   int n = 0;
   for (int s = 0; s < bench_n_sizes; s++) out[n++] = bench_sizes[s];
   for (size_t h = 0; h < sizeof heavy / sizeof heavy[0]; h++)

@@ -114,6 +114,7 @@ static void run_engine(bench_state *st, void *arg) {
   bench_work w = {.items = ops, .threads = c->threads};
   if (c->kind == FORK_JOIN) { /* neg: read and write each element */
     w.bytes = 8.0 * (BENCH_GRAIN + 1);
+    w.written = 4.0 * (BENCH_GRAIN + 1);
     w.items = BENCH_GRAIN + 1;
     w.isa = roofline_isa_of(sg_backend_name());
   }

@@ -37,6 +37,7 @@ static void run_taps(bench_state *st, void *arg) {
   bench_work w = {.flops = 2.0 * PIXELS * (double)o * CHANNELS * TAPS,
                   .bytes =
                       4.0 * (3.0 * (double)row + TAPS * CHANNELS * (double)o + PIXELS * (double)o),
+                  .written = 4.0 * PIXELS * (double)o,
                   .items = PIXELS * (double)o,
                   .isa = roofline_isa_of(c->be->name),
                   .threads = 1,

@@ -1,12 +1,7 @@
 /* simdgrad_bench: measures the roofline, records the context, registers every suite, then hands
  * over to Google Benchmark (gbench_shim.h for --table).
  *
- * Flags of our own (the rest go to Google Benchmark):
- *   --suite=default|all  default: the `make bench` selection (one to two minutes on 2 cores);
- *                        all: every op x backend x size x threads. Without the flag: default,
- *                        unless --benchmark_filter is given, which then selects from all.
- *   --roofline=full|quick|off  how carefully to measure the peaks and bandwidths (default full;
- *                        off leaves pct_roofline out).
+ * Flags of our own (the rest go to Google Benchmark): k_usage below, what --help prints.
  */
 #include <simdgrad/simdgrad.h>
 #include <sleef.h>
@@ -167,7 +162,36 @@ static void publish_context(const char *suite, const int *threads, int n_threads
   bench_add_context("suite", suite);
 }
 
+static const char k_usage[] =
+    "simdgrad_bench: every op of simdgrad on every backend, judged against this machine's\n"
+    "roofline measured at start-up (docs/bench.md)\n"
+    "\n"
+    "simdgrad's flags:\n"
+    "  --table                      a table (op, shape, backend, threads, time, GB/s, GFLOP/s,\n"
+    "                               %roof, vs scalar, vs openblas) instead of Google Benchmark's\n"
+    "                               console output (a --benchmark_format wins over it)\n"
+    "  --suite=default|all          default: the `make bench` selection (one to two minutes on\n"
+    "                               2 cores); all: every op x backend x size x threads. Without\n"
+    "                               the flag: default, unless --benchmark_filter selects from all\n"
+    "  --roofline=full|quick|off    how carefully to measure the peaks and the bandwidth curves\n"
+    "                               (full: about 2 s; quick: fewer footprints, shorter samples;\n"
+    "                               off: no pct_roofline)\n"
+    "  --help                       this, then Google Benchmark's flags\n"
+    "environment: SIMDGRAD_BACKEND=<name> measures scalar and that backend only;\n"
+    "  SIMDGRAD_BENCH_OPENBLAS_CORETYPE=<kernel>|keep chooses OpenBLAS's kernel\n"
+    "A filter that selects no benchmark exits with status 3.\n"
+    "\n"
+    "Google Benchmark's flags:\n";
+
 int main(int argc, char **argv) {
+  for (int i = 1; i < argc; i++)
+    if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) {
+      /* At once: nothing measured, nothing registered; gbench prints its flags and exits. */
+      char *help[] = {argv[0], (char *)"--help", NULL};
+      fputs(k_usage, stdout);
+      fflush(stdout);
+      return bench_main(2, help);
+    }
   const char *suite = take_flag(&argc, argv, "--suite");
   const char *roof = take_flag(&argc, argv, "--roofline");
   if (!suite) suite = has_arg(argc, argv, "--benchmark_filter=") ? "all" : "default";
@@ -190,10 +214,6 @@ int main(int argc, char **argv) {
   bool listing = has_arg(argc, argv, "--benchmark_list_tests") &&
                  !has_arg(argc, argv, "--benchmark_list_tests=false");
   if (!listing) bench_openblas_load(); /* first: it forks, best before any thread exists */
-  if (!listing && strcmp(roof, "off") != 0)
-    roofline_measure(threads, n_threads, strcmp(roof, "quick") == 0);
-  publish_context(suite, threads, n_threads);
-  roofline_publish();
 
   bench_register_elementwise();
   bench_register_rows();
@@ -203,5 +223,18 @@ int main(int argc, char **argv) {
   bench_register_api();
   bench_register_engine();
   bench_register_train();
-  return bench_main(argc, argv);
+  /* A filter that selects nothing says so before two seconds of roofline. */
+  if (bench_count_selected(argc, argv) == 0) return bench_main(argc, argv);
+
+  if (!listing && strcmp(roof, "off") != 0)
+    roofline_measure(threads, n_threads, strcmp(roof, "quick") == 0);
+  publish_context(suite, threads, n_threads);
+  roofline_publish();
+  int status = bench_main(argc, argv);
+  if (roofline_raised())
+    printf("%d roof figure(s) rose when measured again after a row beat them by more than 5%% "
+           "(the header shows the start-up figures; those rows carry roof_rechecked in the "
+           "JSON)\n",
+           roofline_raised());
+  return status;
 }

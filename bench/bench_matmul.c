@@ -120,6 +120,7 @@ static void run_mm(bench_state *st, void *arg) {
   double products = c->kind == MM_BACKWARD ? 2 : 1;
   bench_work w = {.flops = products * 2.0 * (double)nn * (double)n,
                   .bytes = 4.0 * (double)nn * (c->kind == MM_BACKWARD ? 5 : 3),
+                  .written = 4.0 * (double)nn * (c->kind == MM_BACKWARD ? 2 : 1),
                   .items = products * (double)nn,
                   .isa = roofline_isa_of(c->be ? c->be->name : "openblas"),
                   .threads = c->threads,

@@ -164,33 +164,39 @@ static int64_t chunks_of(const rw_op *op, int64_t rows, int64_t cols) {
   return bench_chunks(rows, bench_rows_grain(cols));
 }
 
-static double bytes_of(const rw_op *op, double rows, double cols) {
+/* Bytes a call reads and writes (every buffer distinct: the footprint is their sum). */
+static void bytes_of(const rw_op *op, double rows, double cols, double *read, double *written) {
   double n = rows * cols;
   bool sum = strncmp(op->name, "reduce_sum", 10) == 0; /* its backward reads neither x nor y */
+  *read = 4 * n, *written = 4 * n;
   switch (op->kind) {
   case RW_REDUCE:
-    return 4 * (n + rows);
-  case RW_REDUCE0:
-    return 4 * (n + cols);
-  case RW_REDUCE_BWD:
-    return 4 * (rows + n + (sum ? 0 : n + rows));
-  case RW_REDUCE0_BWD:
-    return 4 * (cols + n + (sum ? 0 : n + cols));
   case RW_ARG:
-    return 4 * (n + rows);
+    *written = 4 * rows;
+    break;
+  case RW_REDUCE0:
+    *written = 4 * cols;
+    break;
+  case RW_REDUCE_BWD: /* dy, and x and y unless a sum's; dx */
+    *read = 4 * (rows + (sum ? 0 : n + rows));
+    break;
+  case RW_REDUCE0_BWD:
+    *read = 4 * (cols + (sum ? 0 : n + cols));
+    break;
   case RW_SOFTMAX:
-    return 8 * n;
-  case RW_SOFTMAX_BWD:
-    return 12 * n;
-  case RW_CE:
-  case RW_CE_BWD: /* labels, logits (or log-probs) in; log-probs (or dlogits) out; the loss */
-    return 12 * n + 4 * rows;
   case RW_BN:
-    return 8 * n;
-  case RW_BN_BWD: /* dy and x in, dx out */
-    return 12 * n;
+    break;
+  case RW_SOFTMAX_BWD:
+  case RW_BN_BWD: /* dy and y (or x) in, dx out */
+    *read = 8 * n;
+    break;
+  case RW_CE: /* labels and logits in; log-probs and the loss out */
+    *read = 8 * n, *written = 4 * n + 4 * rows;
+    break;
+  case RW_CE_BWD: /* dy, labels, log-probs in; dlogits out */
+    *read = 8 * n + 4 * rows;
+    break;
   }
-  return 0;
 }
 
 static void run_rw(bench_state *st, void *arg) {
@@ -234,8 +240,11 @@ static void run_rw(bench_state *st, void *arg) {
   char desc[64];
   snprintf(desc, sizeof desc, "[%zu,%zu] over axis %d", rows, cols,
            op->kind == RW_REDUCE0 || op->kind == RW_REDUCE0_BWD ? 0 : 1);
-  bench_work w = {.flops = bench_op_flops(op->flops_slot) * (double)n,
-                  .bytes = bytes_of(op, (double)rows, (double)cols),
+  double read, written;
+  bytes_of(op, (double)rows, (double)cols, &read, &written);
+  bench_work w = {.flops = bench_kernel_flops(op->flops_slot, c->be->name) * (double)n,
+                  .bytes = read + written,
+                  .written = written,
                   .items = (double)n,
                   .isa = roofline_isa_of(c->be->name),
                   .threads = c->threads,

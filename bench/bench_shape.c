@@ -42,6 +42,8 @@ static void run_shape(bench_state *st, void *arg) {
   snprintf(desc, sizeof desc, "[%zu,%zu]%s", rows, cols, c->scatter ? " gathered rows" : "^T");
   bench_work w = {.flops = c->scatter ? (double)n : 0,
                   .bytes = c->scatter ? 12.0 * (double)n + 4.0 * (double)rows : 8.0 * (double)n,
+                  .written = 4.0 * (double)n, /* y: scatter_add reads and writes it in place */
+                  .footprint = c->scatter ? 8.0 * (double)n + 4.0 * (double)rows : 0,
                   .items = (double)n,
                   .isa = roofline_isa_of(c->be->name),
                   .threads = 1,

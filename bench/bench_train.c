@@ -173,8 +173,8 @@ static void run_train(bench_state *st, void *arg) {
     if (c->kind == CONV_TAPE && t.s[0] > 0) { /* the backward alone: 2 x the forward's FLOPs */
       double per_call = t.s[0] / iters;
       bench_counter(st, "backward_FLOPS", 2 * fwd / per_call);
-      roof_level level;
-      double peak = roofline_seconds(w.isa, c->threads, 2 * fwd, 0, &level);
+      roof_work bwd = {.flops = 2 * fwd};
+      double peak = roofline_judge(w.isa, c->threads, &bwd).seconds;
       if (peak > 0) bench_counter(st, "backward_pct_peak", 100 * peak / per_call);
     }
   } else {

@@ -161,6 +161,7 @@ void bench_report(bench_state *st, const bench_work *w) {
   int64_t it = bench_iterations(st);
   if (t <= 0 || it <= 0) return;
   double per_call = t / (double)it;
+  bench_counter(st, "simdgrad_threads", w->threads > 0 ? w->threads : 1);
   if (w->items > 0) bench_counter(st, "items_per_second", w->items / per_call);
   if (w->bytes > 0) bench_counter(st, "bytes_per_second", w->bytes / per_call);
   if (w->flops > 0) {
@@ -168,17 +169,38 @@ void bench_report(bench_state *st, const bench_work *w) {
     if (w->bytes > 0) bench_counter(st, "AI", w->flops / w->bytes);
   }
   if (w->bytes <= 0 && w->flops <= 0) return;
-  roof_level level;
-  double bound = roofline_seconds(w->isa, w->threads, w->flops, w->bytes, &level);
-  if (bound > 0) bench_counter(st, "pct_roofline", 100.0 * bound / per_call);
-  double best = bench_best_call(st);
+  roof_work rw = {.flops = w->flops,
+                  .read = w->bytes - w->written,
+                  .written = w->written,
+                  .footprint = w->footprint > 0 ? w->footprint : w->bytes};
+  roof_verdict v = roofline_judge(w->isa, w->threads, &rw);
+  double best = bench_best_call(st), fastest = best > 0 && best < per_call ? best : per_call;
+  if (v.seconds > 0 && 100.0 * v.seconds / fastest > ROOF_MODEL_ERROR_PCT &&
+      roofline_recheck(w->isa, w->threads, rw.footprint, v.compute_s >= v.memory_s)) {
+    v = roofline_judge(w->isa, w->threads, &rw); /* a figure rose: judged again */
+    bench_counter(st, "roof_rechecked", 1);
+  }
+  unsigned flags = v.flags;
+  if (v.seconds > 0) {
+    bench_counter(st, "pct_roofline", roof_pct(&v, per_call, &flags));
+    if (rw.footprint > 0) bench_counter(st, "footprint_bytes", rw.footprint);
+    if (v.bandwidth > 0) bench_counter(st, "roof_gbs", v.bandwidth / 1e9);
+    bench_counter(st, "roof_bound", v.compute_s >= v.memory_s ? 1 : 0); /* 1: compute */
+  }
   if (best > 0) {
     bench_counter(st, "best_call_s", best);
-    if (bound > 0) bench_counter(st, "best_pct_roofline", 100.0 * bound / best);
+    if (v.seconds > 0) {
+      unsigned best_flags;
+      bench_counter(st, "best_pct_roofline", roof_pct(&v, best, &best_flags));
+      flags |= best_flags;
+    }
   }
-  char label[160], ws[32];
-  snprintf(label, sizeof label, "%s%s%s in %s", w->desc ? w->desc : "", w->desc ? "; " : "",
-           human_bytes(w->bytes, ws, sizeof ws), roofline_level_name(level));
+  if (v.seconds > 0) bench_counter(st, "roof_flags", flags);
+  char label[192], ws[32];
+  snprintf(label, sizeof label, "%s%s%s in %s%s%s", w->desc ? w->desc : "", w->desc ? "; " : "",
+           human_bytes(rw.footprint, ws, sizeof ws), roof_level_name(v.level),
+           flags & ROOF_FLAG_INCONSISTENT ? "; judged on an inconsistent roof" : "",
+           flags & ROOF_FLAG_MODEL_ERROR ? "; above 105% of the roof: a model error" : "");
   bench_set_label(st, label);
 }
 

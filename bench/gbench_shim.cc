@@ -11,6 +11,7 @@
 #include <cstring>
 #include <map>
 #include <regex>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -80,6 +81,7 @@ Progress g_progress;
 // gbench's own selection (benchmark_register.cc): "all" or empty is everything, a leading '-'
 // negates, the rest is a POSIX extended regex matched anywhere in the name.
 size_t count_selected(std::string spec) {
+  if (spec.empty() || spec == "all") return g_names.size();
   if (spec.empty() || spec == "all") spec = ".";
   bool negate = !spec.empty() && spec[0] == '-';
   if (negate) spec.erase(0, 1);
@@ -155,6 +157,7 @@ public:
       last_op_ = n.op;
       if (r.error_occurred) {
         errors_++;
+        if (n.backend == "scalar") scalar_failed_.insert(r.run_name.function_name);
         std::printf("%-30s %-11s %-8s %3s  error: %s\n", n.op.c_str(), n.shape.c_str(),
                     n.backend.c_str(), n.threads.c_str(), r.error_message.c_str());
         continue;
@@ -162,6 +165,7 @@ public:
       double seconds = r.GetAdjustedRealTime() / benchmark::GetTimeUnitMultiplier(r.time_unit);
       double bytes = counter(r, "bytes_per_second"), flops = counter(r, "FLOPS");
       double pct = counter(r, "pct_roofline");
+      unsigned flags = (unsigned)counter(r, "roof_flags");
       std::string key = n.op + "/" + n.shape + "/" + n.threads, vs_scalar, vs_blas;
       if (n.backend == "scalar") scalar_[key] = seconds;
       if (n.backend == "openblas") openblas_time_[key] = seconds;
@@ -177,15 +181,21 @@ public:
       }
       if (n.backend != "scalar" && scalar_.count(key))
         vs_scalar = format("%.2fx", scalar_[key] / seconds);
+      else if (n.backend != "scalar" && !n.backend.empty())
+        no_scalar_.push_back(n.op + "/scalar/" + n.shape + "/threads:" + n.threads);
+      // 1: judged against a roof that measured inconsistently; 2: above 105% (a model error)
+      std::string pct_cell = pct > 0 ? format("%.0f%%", pct) : "-";
+      if (flags & 2) pct_cell = "!" + pct_cell, model_errors_++;
+      if (flags & 1) pct_cell += "?", inconsistent_++;
       if (n.backend != "openblas" && openblas_time_.count(key))
         vs_blas = format("%.2fx", openblas_time_[key] / seconds);
       char line[256];
-      int len = std::snprintf(
-          line, sizeof line, "%-30s %-11s %-8s %3s %10s %8s %8s %6s %9s %11s", n.op.c_str(),
-          n.shape.c_str(), n.backend.c_str(), n.threads.c_str(), human_time(seconds).c_str(),
-          bytes > 0 ? format("%.1f", bytes / 1e9).c_str() : "-",
-          flops > 0 ? format("%.1f", flops / 1e9).c_str() : "-",
-          pct > 0 ? format("%.0f%%", pct).c_str() : "-", vs_scalar.c_str(), vs_blas.c_str());
+      int len = std::snprintf(line, sizeof line, "%-30s %-11s %-8s %3s %10s %8s %8s %6s %9s %11s",
+                              n.op.c_str(), n.shape.c_str(), n.backend.c_str(), n.threads.c_str(),
+                              human_time(seconds).c_str(),
+                              bytes > 0 ? format("%.1f", bytes / 1e9).c_str() : "-",
+                              flops > 0 ? format("%.1f", flops / 1e9).c_str() : "-",
+                              pct_cell.c_str(), vs_scalar.c_str(), vs_blas.c_str());
       if (len >= (int)sizeof line) len = (int)sizeof line - 1;
       while (len > 0 && line[len - 1] == ' ') line[--len] = 0;
       std::printf("%s%s%s\n", line, fastest.c_str(), extras(r).c_str()); // no empty padding
@@ -194,6 +204,42 @@ public:
   }
 
   int errors() const { return errors_; }
+
+  // What the marks in the table mean, and why "vs scalar" is empty where it is.
+  void footer() {
+    if (model_errors_)
+      std::printf("\n! %d row(s) ran faster than the roofline allows, above 105%%: a model error "
+                  "(the bytes or FLOPs counted, or the roof measured), not a speed; see "
+                  "docs/bench.md\n",
+                  model_errors_);
+    if (inconsistent_)
+      std::printf("%s? %d row(s) judged against a roof that measured inconsistently twice "
+                  "(marked ! in the header): run again on a quieter machine\n",
+                  model_errors_ ? "" : "\n", inconsistent_);
+    size_t filtered = 0, failed = 0, absent = 0;
+    for (const std::string &name : no_scalar_) {
+      bool registered = false;
+      for (const std::string &g : g_names) registered |= g == name;
+      if (!registered)
+        absent++;
+      else if (scalar_failed_.count(name))
+        failed++;
+      else
+        filtered++;
+    }
+    if (!no_scalar_.empty()) {
+      std::printf("\n\"vs scalar\" is empty on %zu row(s):", no_scalar_.size());
+      if (filtered) std::printf(" %zu whose scalar row the filter left out", filtered);
+      if (failed)
+        std::printf("%s %zu whose scalar row reported an error", filtered ? ";" : "", failed);
+      if (absent)
+        std::printf("%s %zu with no scalar row registered (it runs on one backend only, or its "
+                    "scalar row is not in this suite)",
+                    filtered || failed ? ";" : "", absent);
+      std::printf("\n");
+    }
+    std::fflush(stdout);
+  }
 
 private:
   // What some rows measure besides the columns: training throughput, the profiler's cost.
@@ -223,6 +269,9 @@ private:
   // seconds, by "<op>/<shape>/<threads>": the mean call, and OpenBLAS's fastest
   std::map<std::string, double> scalar_, openblas_time_, openblas_best_;
   std::string last_op_; // a blank line separates ops
+  int model_errors_ = 0, inconsistent_ = 0;
+  std::vector<std::string> no_scalar_; // the scalar rows missing for a "vs scalar" cell
+  std::set<std::string> scalar_failed_;
 };
 
 // Any other format: gbench's own reporter, counting the errors on the way.
@@ -254,6 +303,13 @@ bool has_flag(int argc, char **argv, const char *flag) {
 } // namespace
 
 extern "C" {
+
+int64_t bench_count_selected(int argc, char **argv) {
+  std::string spec;
+  for (int i = 1; i < argc; i++)
+    if (std::strncmp(argv[i], "--benchmark_filter=", 19) == 0) spec = argv[i] + 19;
+  return (int64_t)count_selected(spec);
+}
 
 void bench_register(const char *name, bench_fn fn, void *arg) {
   g_names.emplace_back(name);
@@ -323,13 +379,21 @@ int bench_main(int argc, char **argv) {
   bool listing = has_flag(argc, argv, "--benchmark_list_tests");
   benchmark::Initialize(&argc, argv);
   if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 1;
-  if (!listing) g_progress.begin(count_selected(benchmark::GetBenchmarkFilter()));
+  size_t selected = count_selected(benchmark::GetBenchmarkFilter());
+  if (selected == 0) {
+    std::fprintf(stderr, "simdgrad_bench: --benchmark_filter=%s matches no benchmark\n",
+                 benchmark::GetBenchmarkFilter().c_str());
+    return 3;
+  }
+  if (!listing) g_progress.begin(selected);
   int errors;
   if (table) {
     bool openblas = false;
     for (const std::string &n : g_names) openblas |= n.find("/openblas/") != std::string::npos;
     TableReporter reporter(openblas);
     benchmark::RunSpecifiedBenchmarks(&reporter);
+    g_progress.clear();
+    reporter.footer();
     errors = reporter.errors();
   } else {
     CountingReporter reporter(benchmark::CreateDefaultDisplayReporter());

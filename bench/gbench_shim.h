@@ -41,11 +41,15 @@ void bench_add_context(const char *key, const char *value);
 /* Lines printed above the --table table (the machine's roofline, the backends). */
 void bench_set_table_header(const char *text);
 
+/* How many registered benchmarks the --benchmark_filter in argv (if any) selects. */
+int64_t bench_count_selected(int argc, char **argv);
+
 /* Runs the registered benchmarks with gbench's command-line flags. One flag of our own: --table
    prints the table (op, shape, backend, threads, time, GB/s, GFLOP/s, % of roofline, speedup
    over scalar and over OpenBLAS) instead of gbench's console output, unless --benchmark_format
-   asks for a format. A progress line goes to stderr. Returns 0, 1 on an unknown flag, 2 when a
-   benchmark reported an error. */
+   asks for a format; its footer explains the flags of %roof (bench_report's roof_flags) and
+   why a "vs scalar" cell is empty. A progress line goes to stderr. Returns 0, 1 on an unknown
+   flag, 2 when a benchmark reported an error, 3 when the filter selects none. */
 int bench_main(int argc, char **argv);
 
 static inline void bench_do_not_optimize(const void *p) {

@@ -1,7 +1,9 @@
 /* The roofline of this machine, measured at start-up (see roofline.h): per ISA and thread
- * count, the FMA peak of a register-only loop and the triad bandwidth of L1, L2, the LLC and
- * DRAM. One OpenMP thread per core runs its own copy of each loop on its own data; a figure is
- * the best of a few samples (the least disturbed by the machine's other work). */
+ * count, the FMA peak of a register-only loop and the bandwidth curve, read-only and triad, at
+ * log-spaced footprints (roof_footprints). One OpenMP thread per core runs its own copy of each
+ * loop on its own share of the footprint; a figure is the best of a few samples (the least
+ * disturbed by the machine's other work). Figures that break what the hardware guarantees
+ * (roof_check) are measured again, and if still inconsistent, marked: never replaced. */
 #define _POSIX_C_SOURCE 200809L /* clock_gettime, sysconf */
 #include "roofline.h"
 
@@ -22,32 +24,43 @@ typedef struct isa_roof {
   double (*fma)(int64_t iters, float c, float b, float *sink);
   void (*triad)(float *restrict a, const float *restrict b, const float *restrict c, size_t n,
                 float s);
+  void (*triad_nt)(float *restrict a, const float *restrict b, const float *restrict c, size_t n,
+                   float s);
+  float (*read)(const float *a, size_t n);
+  float (*read1)(const float *a, size_t n);
   bool present;
-  double peak[2];            /* FLOP/s, per entry of g_threads */
-  double bw[ROOF_LEVELS][2]; /* bytes/s */
+  roof_figures fig[2];                    /* per entry of g_threads */
+  bool rechecked[2][ROOF_MAX_POINTS + 1]; /* measured again after a row beat it; last: the peak */
 } isa_roof;
 
+#define ISA_(isa, be, suffix)                                                                      \
+  {                                                                                                \
+    .name = isa, .backend = be, .fma = bench_fma_loop__##suffix, .triad = bench_triad__##suffix,   \
+    .triad_nt = bench_triad_nt__##suffix, .read = bench_read__##suffix,                            \
+    .read1 = bench_read1__##suffix                                                                 \
+  }
 static isa_roof g_isas[] = {
 #if defined(__aarch64__)
-    {"neon", NULL, bench_fma_loop__base, bench_triad__base, false, {0}, {{0}}},
+    ISA_("neon", NULL, base),
 #elif defined(__x86_64__)
-    {"sse2", NULL, bench_fma_loop__base, bench_triad__base, false, {0}, {{0}}},
+    ISA_("sse2", NULL, base),
 #else
-    {"base", NULL, bench_fma_loop__base, bench_triad__base, false, {0}, {{0}}},
+    ISA_("base", NULL, base),
 #endif
 #ifdef SIMDGRAD_BENCH_X86_ISAS
-    {"avx2", "avx2", bench_fma_loop__avx2, bench_triad__avx2, false, {0}, {{0}}},
-    {"avx512", "avx512", bench_fma_loop__avx512, bench_triad__avx512, false, {0}, {{0}}},
+    ISA_("avx2", "avx2", avx2),
+    ISA_("avx512", "avx512", avx512),
 #endif
 };
 #define N_ISAS ((int)(sizeof g_isas / sizeof g_isas[0]))
 
 static int g_threads[2], g_n_threads;
-static size_t g_cache[3]; /* bytes: L1d and L2 per core, the LLC in all */
-/* The working set the LLC bandwidth was measured on: bigger data counts as DRAM. CPUID's LLC
-   size is not to be trusted in a VM (260 MiB reported where about 32 MiB behaves as cache). */
-static size_t g_llc_span;
-static bool g_measured;
+static size_t g_sysfs[3], g_cpuid[3];
+static roof_caches g_caches;
+static bool g_have_caches, g_measured, g_quick;
+static double g_seconds, g_traffic;
+static int g_raised; /* figures raised after a row beat them (roofline_recheck) */
+static int g_remeasured, g_inconsistent; /* points (and peaks) measured again; still bad */
 /* Read at run time, so the compiler cannot fold the loops: a = 0.5 a + 0.5 stays near 1. */
 static volatile float g_c = 0.5f, g_b = 0.5f, g_sink;
 
@@ -57,24 +70,8 @@ static double now(void) {
   return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
 }
 
-/* sysfs "48K" / "2048K" / "1M" into bytes. */
-static size_t parse_size(const char *s) {
-  char *end;
-  double v = strtod(s, &end);
-  if (*end == 'K') v *= 1024;
-  if (*end == 'M') v *= 1024 * 1024;
-  return v > 0 ? (size_t)v : 0;
-}
-
-/* The data (or unified) cache of a level, from glibc's CPUID reading or sysfs; 0 if unknown. */
-static size_t cache_size(int level) {
-  long v = 0;
-#ifdef _SC_LEVEL1_DCACHE_SIZE
-  v = sysconf(level == 1   ? _SC_LEVEL1_DCACHE_SIZE
-              : level == 2 ? _SC_LEVEL2_CACHE_SIZE
-                           : _SC_LEVEL3_CACHE_SIZE);
-#endif
-  if (v > 0) return (size_t)v;
+/* The data (or unified) cache of a level as sysfs has it for cpu0; 0 if it has none. */
+static size_t sysfs_cache(int level) {
   size_t found = 0;
   for (int i = 0; i < 8 && !found; i++) {
     char path[96], buf[32], type[32] = "";
@@ -91,153 +88,310 @@ static size_t cache_size(int level) {
     }
     snprintf(path, sizeof path, "/sys/devices/system/cpu/cpu0/cache/index%d/size", i);
     if (lvl == level && strcmp(type, "Instruction") != 0 && (f = fopen(path, "r"))) {
-      if (fscanf(f, "%31s", buf) == 1) found = parse_size(buf);
+      if (fscanf(f, "%31s", buf) == 1) found = roof_parse_size(buf);
       fclose(f);
     }
   }
   return found;
 }
 
-static int thread_index(int threads) {
-  int best = 0;
-  for (int i = 0; i < g_n_threads; i++)
-    if (g_threads[i] <= threads) best = i;
-  return best;
+/* The same from glibc, which reads CPUID; 0 if unknown. */
+static size_t cpuid_cache(int level) {
+  long v = 0;
+#ifdef _SC_LEVEL1_DCACHE_SIZE
+  v = sysconf(level == 1   ? _SC_LEVEL1_DCACHE_SIZE
+              : level == 2 ? _SC_LEVEL2_CACHE_SIZE
+                           : _SC_LEVEL3_CACHE_SIZE);
+#else
+  (void)level;
+#endif
+  return v > 0 ? (size_t)v : 0;
 }
 
+/* The FMA peak: many short samples (about 0.15 ms on a 3.5 GHz core), each thread timing its
+   own loop after a barrier, a sample being its slowest thread's; the best sample counts. On a
+   machine busy with other work a short sample is more often left whole by the scheduler, and
+   with more threads all of them must run at once for the sample to count. */
 static double fma_peak(const isa_roof *isa, int threads, bool quick) {
-  int64_t iters = quick ? 1 << 18 : 1 << 20;
-  double best = 0;
-  for (int trial = 0; trial < (quick ? 2 : 5); trial++) {
-    double flops = 0, t0 = now();
+  int64_t iters = 1 << 16;
+  int trials = quick ? 6 : 12;
+  double *t = calloc((size_t)threads * (size_t)trials, sizeof *t), flops = 0;
+  if (!t) abort();
 #pragma omp parallel num_threads(threads) reduction(+ : flops)
-    {
+  {
+    int tid = omp_get_thread_num();
+    for (int trial = 0; trial < trials; trial++) {
+#pragma omp barrier
       float sink;
-      flops += isa->fma(iters, g_c, g_b, &sink);
+      double t0 = now();
+      double f = isa->fma(iters, g_c, g_b, &sink);
+      t[(size_t)tid * (size_t)trials + (size_t)trial] = now() - t0;
       if (sink == 0.0f) g_sink = sink; /* never true: keeps the result live */
+      if (trial == 0) flops += f;      /* per sample, all threads */
     }
-    double t = now() - t0;
-    if (flops / t > best) best = flops / t;
   }
-  return best;
-}
-
-/* Triad bandwidth with n floats per array per thread, each thread on its own slice of buf
-   (3 * n * threads + 2 * PAD floats, zero-filled); bytes per trial about `traffic`. The arrays
-   start PAD floats apart modulo 4 KiB, as STREAM offsets its arrays: a load at the same low 12
-   address bits as an earlier store waits for it (4K aliasing), which would halve L1 figures. */
-#define PAD 64
-static double triad_bw(const isa_roof *isa, float *buf, int threads, size_t n, double traffic,
-                       int trials) {
-  n = n / 64 * 64;
-  if (n == 0) n = 64;
-  size_t total = n * (size_t)threads;
-  int reps = (int)(traffic / (12.0 * (double)total));
-  if (reps < 1) reps = 1;
   double best = 0;
   for (int trial = 0; trial < trials; trial++) {
-    double t0 = now();
-#pragma omp parallel num_threads(threads)
-    {
-      size_t off = (size_t)omp_get_thread_num() * n;
-      for (int r = 0; r < reps; r++)
-        isa->triad(buf + off, buf + total + PAD + off, buf + 2 * (total + PAD) + off, n, g_c);
-    }
-    double t = now() - t0;
-    double bw = 12.0 * (double)total * reps / t;
-    if (bw > best) best = bw;
+    double slowest = 0;
+    for (int k = 0; k < threads; k++)
+      if (t[(size_t)k * (size_t)trials + (size_t)trial] > slowest)
+        slowest = t[(size_t)k * (size_t)trials + (size_t)trial];
+    if (slowest > 0 && flops / slowest > best) best = flops / slowest;
   }
+  free(t);
   return best;
 }
 
-/* What the hardware guarantees, applied to disturbed samples: a cache level is at least as fast
-   as the one behind it, and all the cores at least as fast as one. A figure below that bound
-   was measured while something else ran, so the bound replaces it. */
-static void monotonic(isa_roof *r) {
-  for (int t = 0; t < g_n_threads; t++) {
-    if (t > 0 && r->peak[t] < r->peak[t - 1]) r->peak[t] = r->peak[t - 1];
-    for (int l = ROOF_LEVELS - 1; l >= 0; l--) {
-      if (t > 0 && r->bw[l][t] < r->bw[l][t - 1]) r->bw[l][t] = r->bw[l][t - 1];
-      if (l < ROOF_LEVELS - 1 && r->bw[l][t] < r->bw[l + 1][t]) r->bw[l][t] = r->bw[l + 1][t];
+/* The bandwidth at `footprint` bytes (all threads together). triad: a[i] = b[i] + s c[i] with
+   each thread's three arrays PAD floats apart modulo 4 KiB, as STREAM offsets its arrays (a load
+   at the low 12 address bits of an earlier store waits for it: 4K aliasing); else the sum of
+   each thread's share. buf holds the largest footprint plus 2 PAD, zeroed.
+   Each thread times its own work after a barrier (the fork of the region is not in it), the
+   threads sampling in step, and the figure is the sum of each thread's best rate. A share that
+   fits the thread's L2 is timed whole, `reps` passes of about `traffic` bytes, best of `trials`
+   samples. A larger share is timed in chunks of 1 MiB, and each chunk's best time over the
+   trials counts: a sample of a DRAM-sized share lasts milliseconds, which a busy machine's
+   scheduler seldom leaves alone, but most chunks of some trial run undisturbed. Summing the
+   threads' best rates is exact for a private level; on a shared one (the LLC, DRAM) the threads
+   may have reached them at different moments, so it can read high, and the roof then errs
+   towards lower percentages. (Taking a sample as its slowest thread's instead made the 2-thread
+   curve dip by 20-30% at 1 MiB per thread against the chunked figures past it, on a busy VM.) */
+#define PAD 64
+#define CHUNK_BYTES ((double)(1 << 20))
+typedef enum bw_kind { BW_READ, BW_READ1, BW_TRIAD, BW_TRIAD_NT } bw_kind;
+static double bandwidth(const isa_roof *isa, float *buf, int threads, double footprint,
+                        bw_kind kind, int trials, double traffic) {
+  bool triad = kind == BW_TRIAD || kind == BW_TRIAD_NT;
+  float (*read_fn)(const float *, size_t) = kind == BW_READ1 ? isa->read1 : isa->read;
+  void (*triad_fn)(float *restrict, const float *restrict, const float *restrict, size_t, float) =
+      kind == BW_TRIAD_NT ? isa->triad_nt : isa->triad;
+  double esize = triad ? 12.0 : 4.0;
+  size_t n = (size_t)(footprint / esize / threads) / 128 * 128;
+  if (n == 0) n = 128;
+  size_t total = n * (size_t)threads;
+  bool chunked = n * esize > (double)g_caches.size[1];
+  size_t chunk = chunked ? (size_t)(CHUNK_BYTES / esize) / 128 * 128 : n;
+  size_t chunks = (n + chunk - 1) / chunk;
+  int reps = chunked ? 1 : (int)(traffic / (esize * (double)total));
+  if (reps < 1) reps = 1;
+  size_t stride = chunks > (size_t)trials ? chunks : (size_t)trials;
+  double *best = malloc((size_t)threads * stride * sizeof *best); /* per thread and chunk/trial */
+  if (!best) abort();
+  for (size_t i = 0; i < (size_t)threads * stride; i++) best[i] = 1e30;
+  float sum = 0;
+#pragma omp parallel num_threads(threads) reduction(+ : sum)
+  {
+    int tid = omp_get_thread_num();
+    size_t off = (size_t)tid * n;
+    float *a = buf + off, *b = buf + total + PAD + off, *c = buf + 2 * (total + PAD) + off;
+    for (int trial = 0; trial < trials; trial++) {
+#pragma omp barrier
+      if (!chunked) {
+        double t0 = now();
+        for (int r = 0; r < reps; r++) {
+          if (triad)
+            triad_fn(a, b, c, n, g_c);
+          else
+            sum += read_fn(buf + off, n);
+        }
+        best[(size_t)tid * stride + (size_t)trial] = now() - t0;
+        continue;
+      }
+      for (size_t k = 0; k < chunks; k++) {
+        size_t lo = k * chunk, len = lo + chunk < n ? chunk : n - lo;
+        double t0 = now();
+        if (triad)
+          triad_fn(a + lo, b + lo, c + lo, len, g_c);
+        else
+          sum += read_fn(buf + off + lo, len);
+        double t = now() - t0;
+        if (t < best[(size_t)tid * stride + k]) best[(size_t)tid * stride + k] = t;
+      }
     }
   }
-  /* Fewer threads get at least their share of what more threads got: a neighbour that shared
-     a core during the 1-thread samples only (a VM's sibling hyperthread) halves them. */
-  for (int t = g_n_threads - 1; t > 0; t--) {
-    double share = (double)g_threads[t - 1] / g_threads[t];
-    if (r->peak[t - 1] < share * r->peak[t]) r->peak[t - 1] = share * r->peak[t];
-    for (int l = 0; l < ROOF_LEVELS; l++)
-      if (r->bw[l][t - 1] < share * r->bw[l][t]) r->bw[l][t - 1] = share * r->bw[l][t];
+  if (sum == 1.0f) g_sink = sum; /* buf is zero: never true, keeps the sums live */
+  double bw = 0;
+  if (chunked) {
+    for (int t = 0; t < threads; t++) {
+      double time = 0;
+      for (size_t k = 0; k < chunks; k++) time += best[(size_t)t * stride + k];
+      bw += esize * (double)n / time;
+    }
+  } else {
+    for (int t = 0; t < threads; t++) {
+      double fastest = 1e30;
+      for (int trial = 0; trial < trials; trial++)
+        if (best[(size_t)t * stride + (size_t)trial] < fastest)
+          fastest = best[(size_t)t * stride + (size_t)trial];
+      bw += esize * (double)n * reps / fastest;
+    }
   }
+  free(best);
+  return bw;
+}
+
+static void measure_point(const isa_roof *isa, roof_figures *f, int i, float *buf, int threads,
+                          int trials, double traffic) {
+  /* The triad's figure is the better of its two store kinds: what the machine can do, whichever
+     way a kernel stores (normal stores win in cache, streaming ones past it). */
+  double r = bandwidth(isa, buf, threads, f->footprint[i], BW_READ, trials, traffic);
+  double r1 = bandwidth(isa, buf, threads, f->footprint[i], BW_READ1, trials, traffic);
+  if (r1 > r) r = r1;
+  double t = bandwidth(isa, buf, threads, f->footprint[i], BW_TRIAD, trials, traffic);
+  double nt = bandwidth(isa, buf, threads, f->footprint[i], BW_TRIAD_NT, trials, traffic);
+  if (nt > t) t = nt;
+  if (r > f->read[i]) f->read[i] = r; /* a second pass keeps the better of the two */
+  if (t > f->triad[i]) f->triad[i] = t;
+}
+
+/* Samples per figure: many short ones where a share fits a thread's L2 (about 50 us each; best
+   of 3 read 10% below the rows of a default run at L2 on the Zen 4 VM), passes of 1 MiB chunks
+   past it. */
+static int trials_at(double footprint, int threads, bool quick) {
+  bool cached = footprint / threads <= (double)g_caches.size[1];
+  if (quick) return cached ? 3 : 2;
+  return cached ? 9 : 4;
 }
 
 void roofline_measure(const int *threads, int n, bool quick) {
   double t0 = now();
+  g_quick = quick;
   g_n_threads = n > 2 ? 2 : n;
   for (int i = 0; i < g_n_threads; i++) g_threads[i] = threads[i];
-  g_cache[0] = cache_size(1);
-  g_cache[1] = cache_size(2);
-  g_cache[2] = cache_size(3);
-  if (!g_cache[0]) g_cache[0] = 32 << 10;
-  if (!g_cache[1]) g_cache[1] = 1 << 20;
-  if (!g_cache[2]) g_cache[2] = g_cache[1] * 4;
+  for (int l = 0; l < 3; l++) g_sysfs[l] = sysfs_cache(l + 1), g_cpuid[l] = cpuid_cache(l + 1);
+  g_caches = roof_choose_caches(g_sysfs, g_cpuid);
+  g_have_caches = true;
   int max_threads = g_threads[g_n_threads - 1];
 
-  /* DRAM: twice the LLC at least, 256 MiB to 1 GiB, within an eighth of the memory. */
-  size_t dram = g_cache[2] * 2;
-  if (dram < ((size_t)256 << 20)) dram = (size_t)256 << 20;
-  if (dram > ((size_t)1 << 30)) dram = (size_t)1 << 30;
+  /* The largest footprint: within 1 GiB and an eighth of the memory. */
+  double max = (double)((size_t)1 << 30);
   long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGESIZE);
-  if (pages > 0 && page > 0 && dram > (size_t)pages * (size_t)page / 8)
-    dram = (size_t)pages * (size_t)page / 8;
-  /* LLC: beyond every core's L2, within the LLC. */
-  size_t llc = g_cache[2] / 4 < ((size_t)32 << 20) ? g_cache[2] / 4 : (size_t)32 << 20;
-  if (llc < 4 * g_cache[1] * (size_t)max_threads) llc = 4 * g_cache[1] * (size_t)max_threads;
-  if (llc > g_cache[2] / 2) llc = g_cache[2] / 2;
-  g_llc_span = llc;
-
-  /* One buffer for every level, first touched (zeroed) once, by all the threads. */
-  size_t floats = dram / sizeof(float);
+  if (pages > 0 && page > 0 && max > (double)pages * (double)page / 8)
+    max = (double)pages * (double)page / 8;
+  double largest = 0;
+  for (int k = 0; k < N_ISAS; k++) {
+    isa_roof *isa = &g_isas[k];
+    isa->present = !isa->backend || sg_backend_get(isa->backend) != NULL;
+    for (int t = 0; t < g_n_threads; t++) {
+      roof_figures *f = &isa->fig[t];
+      memset(f, 0, sizeof *f);
+      f->n = roof_footprints(&g_caches, g_threads[t], quick, max, f->footprint);
+      if (f->footprint[f->n - 1] > largest) largest = f->footprint[f->n - 1];
+    }
+  }
+  /* One buffer for every footprint, first touched (zeroed) once, by all the threads. */
+  size_t floats = (size_t)(largest / sizeof(float)) + 128 * (size_t)max_threads * 3;
   float *buf = bench_alloc((floats + 2 * PAD) * sizeof(float));
 #pragma omp parallel for num_threads(max_threads) schedule(static)
   for (size_t i = 0; i < floats + 2 * PAD; i++) buf[i] = 0;
 
-  /* Many short samples: on a busy machine some of them run undisturbed. Bytes per sample: this
-     for L1, half for L2, a quarter for the LLC. */
-  double traffic = quick ? 32e6 : 256e6;
-  int trials = quick ? 3 : 7;
-  isa_roof *best = NULL;
+  /* Short samples: on a busy machine some of them run undisturbed. */
+  double traffic = quick ? 2e6 : 8e6;
+  g_traffic = traffic;
   for (int k = 0; k < N_ISAS; k++) {
     isa_roof *isa = &g_isas[k];
-    isa->present = !isa->backend || sg_backend_get(isa->backend) != NULL;
     if (!isa->present) continue;
-    best = isa;
     for (int t = 0; t < g_n_threads; t++) {
-      int th = g_threads[t];
-      isa->peak[t] = fma_peak(isa, th, quick);
-      isa->bw[ROOF_L1][t] = triad_bw(isa, buf, th, g_cache[0] / 2 / 12, traffic, trials);
-      isa->bw[ROOF_L2][t] = triad_bw(isa, buf, th, g_cache[1] / 2 / 12, traffic / 2, trials);
-      isa->bw[ROOF_LLC][t] = triad_bw(isa, buf, th, llc / 12 / (size_t)th, traffic / 4, trials);
+      roof_figures *f = &isa->fig[t];
+      f->peak = fma_peak(isa, g_threads[t], quick);
+      for (int i = 0; i < f->n; i++)
+        measure_point(isa, f, i, buf, g_threads[t], trials_at(f->footprint[i], g_threads[t], quick),
+                      traffic);
     }
   }
-  /* DRAM bandwidth does not depend on the vector width: measured once, with the widest. */
-  for (int t = 0; t < g_n_threads && best; t++) {
-    int th = g_threads[t];
-    double bw = triad_bw(best, buf, th, floats / 3 / (size_t)th, 0, quick ? 2 : 4);
-    for (int k = 0; k < N_ISAS; k++) g_isas[k].bw[ROOF_DRAM][t] = bw;
-  }
-  /* The FMA peak again, a second later: a burst from a neighbour rarely covers both. */
-  for (int k = 0; k < N_ISAS; k++)
-    for (int t = 0; t < g_n_threads && g_isas[k].present; t++) {
-      double again = fma_peak(&g_isas[k], g_threads[t], quick);
-      if (again > g_isas[k].peak[t]) g_isas[k].peak[t] = again;
+  /* The FMA peak again, a second later: a burst from a neighbour rarely covers both. Then what
+     breaks a guarantee is measured once more, and marked if it still does. */
+  for (int k = 0; k < N_ISAS; k++) {
+    isa_roof *isa = &g_isas[k];
+    for (int t = 0; t < g_n_threads && isa->present; t++) {
+      double again = fma_peak(isa, g_threads[t], quick);
+      if (again > isa->fig[t].peak) isa->fig[t].peak = again;
     }
+  }
+  for (int pass = 0; pass < 2; pass++) {
+    for (int k = 0; k < N_ISAS; k++) {
+      isa_roof *isa = &g_isas[k];
+      if (!isa->present) continue;
+      bool s1[ROOF_MAX_POINTS], s2[ROOF_MAX_POINTS], peak_bad;
+      roof_figures *one = &isa->fig[0], *more = g_n_threads > 1 ? &isa->fig[1] : NULL;
+      if (!roof_check(one, more, s1, s2, &peak_bad)) continue;
+      for (int t = 0; t < g_n_threads; t++) {
+        roof_figures *f = &isa->fig[t];
+        const bool *s = t == 0 ? s1 : s2;
+        for (int i = 0; i < f->n; i++) {
+          if (!s[i]) continue;
+          if (pass == 0) {
+            g_remeasured++;
+            measure_point(isa, f, i, buf, g_threads[t],
+                          2 * trials_at(f->footprint[i], g_threads[t], quick), traffic);
+          } else {
+            f->bad[i] = true;
+            g_inconsistent++;
+          }
+        }
+      }
+      if (peak_bad && pass == 0) {
+        g_remeasured++;
+        double again = fma_peak(isa, g_threads[1], quick);
+        if (again > more->peak) more->peak = again;
+      } else if (peak_bad) {
+        more->peak_bad = true;
+        g_inconsistent++;
+      }
+    }
+  }
   free(buf);
-  for (int k = 0; k < N_ISAS; k++) monotonic(&g_isas[k]);
   g_measured = true;
-  fprintf(stderr, "simdgrad_bench: measured the roofline in %.1f s (DRAM triad over %zu MiB)\n",
-          now() - t0, dram >> 20);
+  g_seconds = now() - t0;
+  fprintf(stderr,
+          "simdgrad_bench: measured the roofline in %.1f s (bandwidth at %d footprints up to %.0f "
+          "MiB; %d figures measured again, %d marked inconsistent)\n",
+          g_seconds, g_isas[0].fig[0].n, largest / (1 << 20), g_remeasured, g_inconsistent);
 }
+
+bool roofline_recheck(const char *isa, int threads, double footprint, bool compute) {
+  if (!g_measured || !isa) return false;
+  int t = 0;
+  for (int i = 0; i < g_n_threads; i++)
+    if (g_threads[i] <= threads) t = i;
+  isa_roof *r = NULL;
+  for (int k = 0; k < N_ISAS; k++)
+    if (g_isas[k].present && strcmp(g_isas[k].name, isa) == 0) r = &g_isas[k];
+  if (!r) return false;
+  roof_figures *f = &r->fig[t];
+  bool raised = false;
+  if (compute) {
+    if (r->rechecked[t][ROOF_MAX_POINTS]) return false;
+    r->rechecked[t][ROOF_MAX_POINTS] = true;
+    double again = fma_peak(r, g_threads[t], g_quick);
+    if (again > f->peak) f->peak = again, raised = true;
+  } else {
+    int lo, hi;
+    roof_interp(f->n, f->footprint, f->read, footprint, &lo, &hi);
+    int pts[2] = {lo, hi};
+    float *buf = NULL;
+    for (int p = 0; p < 2; p++) {
+      int i = pts[p];
+      if (r->rechecked[t][i] || (p == 1 && hi == lo)) continue;
+      r->rechecked[t][i] = true;
+      if (!buf) { /* a measuring buffer for the larger of the two points */
+        size_t floats = (size_t)(f->footprint[hi] / sizeof(float)) + 128 * 3 * (size_t)g_threads[t];
+        size_t bytes = (floats + 2 * PAD) * sizeof(float);
+        buf = bench_alloc(bytes);
+        memset(buf, 0, bytes);
+      }
+      double rd = f->read[i], tr = f->triad[i];
+      measure_point(r, f, i, buf, g_threads[t],
+                    2 * trials_at(f->footprint[i], g_threads[t], g_quick), g_traffic);
+      if (f->read[i] > rd || f->triad[i] > tr) raised = true;
+    }
+    free(buf);
+  }
+  g_raised += raised;
+  return raised;
+}
+
+int roofline_raised(void) { return g_raised; }
 
 const char *roofline_isa_of(const char *backend) {
   if (strcmp(backend, "scalar") == 0) return g_isas[0].name;
@@ -249,32 +403,24 @@ const char *roofline_isa_of(const char *backend) {
   return best;
 }
 
-const char *roofline_level_name(roof_level l) {
-  static const char *const names[] = {"L1", "L2", "LLC", "DRAM"};
-  return l < ROOF_LEVELS ? names[l] : "?";
+/* The figures of isa at `threads` threads: those measured at the largest count not above it. */
+static const roof_figures *figures_of(const char *isa, int threads) {
+  if (!g_measured || !isa) return NULL;
+  int t = 0;
+  for (int i = 0; i < g_n_threads; i++)
+    if (g_threads[i] <= threads) t = i;
+  for (int k = 0; k < N_ISAS; k++)
+    if (g_isas[k].present && strcmp(g_isas[k].name, isa) == 0) return &g_isas[k].fig[t];
+  return NULL;
 }
 
-double roofline_seconds(const char *isa, int threads, double flops, double bytes,
-                        roof_level *level) {
-  roof_level l = ROOF_DRAM;
-  double per_thread = bytes / (threads > 0 ? threads : 1);
-  if (per_thread <= (double)g_cache[0])
-    l = ROOF_L1;
-  else if (per_thread <= (double)g_cache[1])
-    l = ROOF_L2;
-  else if (bytes <= (double)(g_llc_span ? g_llc_span : g_cache[2]))
-    l = ROOF_LLC;
-  if (level) *level = l;
-  if (!g_measured || !isa) return 0;
-  for (int k = 0; k < N_ISAS; k++) {
-    const isa_roof *r = &g_isas[k];
-    if (!r->present || strcmp(r->name, isa) != 0) continue;
-    int t = thread_index(threads);
-    if (r->peak[t] <= 0 || r->bw[l][t] <= 0) return 0;
-    double tc = flops / r->peak[t], tm = bytes / r->bw[l][t];
-    return tc > tm ? tc : tm;
+roof_verdict roofline_judge(const char *isa, int threads, const roof_work *w) {
+  if (!g_have_caches) { /* not measured: the level still goes in the label */
+    for (int l = 0; l < 3; l++) g_sysfs[l] = sysfs_cache(l + 1), g_cpuid[l] = cpuid_cache(l + 1);
+    g_caches = roof_choose_caches(g_sysfs, g_cpuid);
+    g_have_caches = true;
   }
-  return 0;
+  return roof_judge(figures_of(isa, threads), &g_caches, threads, w);
 }
 
 static void add_context_f(const char *key, const char *fmt, double v) {
@@ -283,37 +429,107 @@ static void add_context_f(const char *key, const char *fmt, double v) {
   bench_add_context(key, buf);
 }
 
+static const char *kib(double bytes, char *buf, size_t size) {
+  if (bytes >= 1 << 20)
+    snprintf(buf, size, "%.0fM", bytes / (1 << 20));
+  else
+    snprintf(buf, size, "%.0fK", bytes / 1024);
+  return buf;
+}
+
+/* A level's representative bandwidth, for the plot and the summary: the triad (or read) curve
+   at half the level (per thread for L1 and L2), and at the largest footprint for DRAM. */
+static double level_bw(const roof_figures *f, int threads, roof_level l, bool read) {
+  double x = l == ROOF_DRAM  ? f->footprint[f->n - 1]
+             : l == ROOF_LLC ? (double)g_caches.size[2] / 2
+                             : (double)g_caches.size[l] / 2 * threads;
+  return roof_interp(f->n, f->footprint, read ? f->read : f->triad, x, NULL, NULL);
+}
+
 void roofline_publish(void) {
+  static const char *const keys[] = {"l1", "l2", "llc", "dram"};
+  static const char *const level_keys[] = {"l1d", "l2", "llc"};
+  char key[96], val[64], header[8192], tmp[32];
+  int len = 0;
+  for (int l = 0; l < 3 && g_measured; l++) {
+    snprintf(key, sizeof key, "cache_%s_bytes", level_keys[l]);
+    add_context_f(key, "%.0f", (double)g_caches.size[l]);
+    snprintf(key, sizeof key, "cache_%s_source", level_keys[l]);
+    bench_add_context(key, roof_source_name(g_caches.source[l]));
+    snprintf(key, sizeof key, "cache_%s_bytes_cpuid", level_keys[l]);
+    add_context_f(key, "%.0f", (double)g_cpuid[l]);
+    snprintf(key, sizeof key, "cache_%s_bytes_sysfs", level_keys[l]);
+    add_context_f(key, "%.0f", (double)g_sysfs[l]);
+  }
   if (!g_measured) {
     bench_set_table_header("roofline not measured (--roofline=off): no %roof\n");
     return;
   }
-  static const char *const keys[] = {"l1", "l2", "llc", "dram"};
-  char key[96], header[4096];
-  int len = snprintf(header, sizeof header,
-                     "roofline measured at start-up: L1d %zu KiB and L2 %zu KiB per core, LLC "
-                     "%zu MiB (its bandwidth measured on %zu MiB; more data counts as DRAM)\n"
-                     "  %-7s %3s %13s %8s %8s %9s %9s\n",
-                     g_cache[0] >> 10, g_cache[1] >> 10, g_cache[2] >> 20, g_llc_span >> 20, "isa",
-                     "thr", "peak GFLOP/s", "L1 GB/s", "L2 GB/s", "LLC GB/s", "DRAM GB/s");
-  add_context_f("cache_l1d_bytes", "%.0f", (double)g_cache[0]);
-  add_context_f("cache_l2_bytes", "%.0f", (double)g_cache[1]);
-  add_context_f("cache_llc_bytes", "%.0f", (double)g_cache[2]);
+  add_context_f("roofline_seconds", "%.2f", g_seconds);
+  bench_add_context("roofline_mode", g_quick ? "quick" : "full");
+  len += snprintf(header + len, sizeof header - (size_t)len,
+                  "roofline measured at start-up in %.1f s%s: caches L1d %zu KiB (%s), L2 %zu "
+                  "KiB (%s) per core, LLC %zu MiB (%s",
+                  g_seconds, g_quick ? " (quick)" : "", g_caches.size[0] >> 10,
+                  roof_source_name(g_caches.source[0]), g_caches.size[1] >> 10,
+                  roof_source_name(g_caches.source[1]), g_caches.size[2] >> 20,
+                  roof_source_name(g_caches.source[2]));
+  if (g_caches.source[2] == ROOF_SRC_SYSFS && g_cpuid[2] && g_cpuid[2] != g_caches.size[2])
+    len += snprintf(header + len, sizeof header - (size_t)len, "; CPUID says %zu MiB",
+                    g_cpuid[2] >> 20);
+  len += snprintf(header + len, sizeof header - (size_t)len,
+                  ")\n  bandwidth in GB/s at each footprint (all threads together), read-only "
+                  "(r) and triad (t)%s\n  %-7s %3s %8s   ",
+                  g_inconsistent ? "; ! = measured inconsistently twice, rows judged on it are "
+                                   "marked ?"
+                                 : "",
+                  "isa", "thr", "GFLOP/s");
+  const roof_figures *grid = &g_isas[0].fig[0];
+  for (int i = 0; i < grid->n; i++)
+    len += snprintf(header + len, sizeof header - (size_t)len, " %5s",
+                    kib(grid->footprint[i], tmp, sizeof tmp));
+  len += snprintf(header + len, sizeof header - (size_t)len, "\n");
   for (int k = 0; k < N_ISAS; k++) {
     const isa_roof *r = &g_isas[k];
     if (!r->present) continue;
     for (int t = 0; t < g_n_threads; t++) {
+      const roof_figures *f = &r->fig[t];
       snprintf(key, sizeof key, "peak_gflops_%s_t%d", r->name, g_threads[t]);
-      add_context_f(key, "%.1f", r->peak[t] / 1e9);
+      add_context_f(key, "%.1f", f->peak / 1e9);
+      if (f->peak_bad) {
+        snprintf(key, sizeof key, "peak_gflops_%s_t%d_inconsistent", r->name, g_threads[t]);
+        bench_add_context(key, "true");
+      }
       for (int l = 0; l < ROOF_LEVELS; l++) {
         snprintf(key, sizeof key, "bw_gbs_%s_%s_t%d", keys[l], r->name, g_threads[t]);
-        add_context_f(key, "%.1f", r->bw[l][t] / 1e9);
+        add_context_f(key, "%.1f", level_bw(f, g_threads[t], (roof_level)l, false) / 1e9);
+        snprintf(key, sizeof key, "bw_read_gbs_%s_%s_t%d", keys[l], r->name, g_threads[t]);
+        add_context_f(key, "%.1f", level_bw(f, g_threads[t], (roof_level)l, true) / 1e9);
       }
-      if (len < (int)sizeof header)
-        len += snprintf(header + len, sizeof header - (size_t)len,
-                        "  %-7s %3d %13.1f %8.1f %8.1f %9.1f %9.1f\n", r->name, g_threads[t],
-                        r->peak[t] / 1e9, r->bw[ROOF_L1][t] / 1e9, r->bw[ROOF_L2][t] / 1e9,
-                        r->bw[ROOF_LLC][t] / 1e9, r->bw[ROOF_DRAM][t] / 1e9);
+      /* The curve: "footprint_bytes:read_GBs:triad_GBs[:bad]" per point, space separated. */
+      char curve[2048];
+      int cl = 0;
+      for (int i = 0; i < f->n && cl < (int)sizeof curve; i++)
+        cl +=
+            snprintf(curve + cl, sizeof curve - (size_t)cl, "%s%.0f:%.2f:%.2f%s", i ? " " : "",
+                     f->footprint[i], f->read[i] / 1e9, f->triad[i] / 1e9, f->bad[i] ? ":bad" : "");
+      snprintf(key, sizeof key, "roof_curve_%s_t%d", r->name, g_threads[t]);
+      bench_add_context(key, curve);
+      snprintf(val, sizeof val, "%d", g_threads[t]);
+      snprintf(tmp, sizeof tmp, "%.1f%s", f->peak / 1e9, f->peak_bad ? "!" : "");
+      for (int pass = 0; pass < 2; pass++) { /* the read line, then the triad line */
+        len += snprintf(header + len, sizeof header - (size_t)len, "  %-7s %3s %8s %s ",
+                        pass ? "" : r->name, pass ? "" : val, pass ? "" : tmp, pass ? "t" : "r");
+        for (int i = 0, j = 0; i < grid->n && len < (int)sizeof header; i++) {
+          while (j < f->n && f->footprint[j] < grid->footprint[i] * 0.99) j++;
+          if (j < f->n && f->footprint[j] <= grid->footprint[i] * 1.01)
+            len += snprintf(header + len, sizeof header - (size_t)len, " %4.0f%s",
+                            (pass ? f->triad[j] : f->read[j]) / 1e9, f->bad[j] ? "!" : " ");
+          else
+            len += snprintf(header + len, sizeof header - (size_t)len, " %5s", "-");
+        }
+        len += snprintf(header + len, sizeof header - (size_t)len, "\n");
+      }
     }
   }
   bench_set_table_header(header);

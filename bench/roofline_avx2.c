@@ -27,3 +27,45 @@ void bench_triad__avx2(float *restrict a, const float *restrict b, const float *
     _mm256_store_ps(a + i + 8, x1);
   }
 }
+
+float bench_read__avx2(const float *a, size_t n) {
+  __m256 s0 = _mm256_setzero_ps(), s1 = s0, s2 = s0, s3 = s0;
+  const float *h = a + n / 2;
+  for (size_t i = 0; i < n / 2; i += 16) {
+    s0 = _mm256_add_ps(s0, _mm256_load_ps(a + i));
+    s1 = _mm256_add_ps(s1, _mm256_load_ps(a + i + 8));
+    s2 = _mm256_add_ps(s2, _mm256_load_ps(h + i));
+    s3 = _mm256_add_ps(s3, _mm256_load_ps(h + i + 8));
+  }
+  __m256 s = _mm256_add_ps(_mm256_add_ps(s0, s1), _mm256_add_ps(s2, s3));
+  float lanes[8];
+  _mm256_storeu_ps(lanes, s);
+  return lanes[0] + lanes[1] + lanes[2] + lanes[3] + lanes[4] + lanes[5] + lanes[6] + lanes[7];
+}
+
+void bench_triad_nt__avx2(float *restrict a, const float *restrict b, const float *restrict c,
+                          size_t n, float s) {
+  __m256 vs = _mm256_set1_ps(s);
+  for (size_t i = 0; i < n; i += 16) {
+    __m256 x0 = _mm256_add_ps(_mm256_load_ps(b + i), _mm256_mul_ps(vs, _mm256_load_ps(c + i)));
+    __m256 x1 =
+        _mm256_add_ps(_mm256_load_ps(b + i + 8), _mm256_mul_ps(vs, _mm256_load_ps(c + i + 8)));
+    _mm256_stream_ps(a + i, x0);
+    _mm256_stream_ps(a + i + 8, x1);
+  }
+  _mm_sfence();
+}
+
+float bench_read1__avx2(const float *a, size_t n) {
+  __m256 s0 = _mm256_setzero_ps(), s1 = s0, s2 = s0, s3 = s0;
+  for (size_t i = 0; i < n; i += 32) {
+    s0 = _mm256_add_ps(s0, _mm256_load_ps(a + i));
+    s1 = _mm256_add_ps(s1, _mm256_load_ps(a + i + 8));
+    s2 = _mm256_add_ps(s2, _mm256_load_ps(a + i + 16));
+    s3 = _mm256_add_ps(s3, _mm256_load_ps(a + i + 24));
+  }
+  __m256 s = _mm256_add_ps(_mm256_add_ps(s0, s1), _mm256_add_ps(s2, s3));
+  float lanes[8];
+  _mm256_storeu_ps(lanes, s);
+  return lanes[0] + lanes[1] + lanes[2] + lanes[3] + lanes[4] + lanes[5] + lanes[6] + lanes[7];
+}

@@ -27,3 +27,39 @@ void bench_triad__avx512(float *restrict a, const float *restrict b, const float
     _mm512_store_ps(a + i + 16, x1);
   }
 }
+
+float bench_read__avx512(const float *a, size_t n) {
+  __m512 s0 = _mm512_setzero_ps(), s1 = s0, s2 = s0, s3 = s0;
+  const float *h = a + n / 2;
+  for (size_t i = 0; i < n / 2; i += 32) {
+    s0 = _mm512_add_ps(s0, _mm512_load_ps(a + i));
+    s1 = _mm512_add_ps(s1, _mm512_load_ps(a + i + 16));
+    s2 = _mm512_add_ps(s2, _mm512_load_ps(h + i));
+    s3 = _mm512_add_ps(s3, _mm512_load_ps(h + i + 16));
+  }
+  return _mm512_reduce_add_ps(_mm512_add_ps(_mm512_add_ps(s0, s1), _mm512_add_ps(s2, s3)));
+}
+
+void bench_triad_nt__avx512(float *restrict a, const float *restrict b, const float *restrict c,
+                            size_t n, float s) {
+  __m512 vs = _mm512_set1_ps(s);
+  for (size_t i = 0; i < n; i += 32) {
+    __m512 x0 = _mm512_add_ps(_mm512_load_ps(b + i), _mm512_mul_ps(vs, _mm512_load_ps(c + i)));
+    __m512 x1 =
+        _mm512_add_ps(_mm512_load_ps(b + i + 16), _mm512_mul_ps(vs, _mm512_load_ps(c + i + 16)));
+    _mm512_stream_ps(a + i, x0);
+    _mm512_stream_ps(a + i + 16, x1);
+  }
+  _mm_sfence();
+}
+
+float bench_read1__avx512(const float *a, size_t n) {
+  __m512 s0 = _mm512_setzero_ps(), s1 = s0, s2 = s0, s3 = s0;
+  for (size_t i = 0; i < n; i += 64) {
+    s0 = _mm512_add_ps(s0, _mm512_load_ps(a + i));
+    s1 = _mm512_add_ps(s1, _mm512_load_ps(a + i + 16));
+    s2 = _mm512_add_ps(s2, _mm512_load_ps(a + i + 32));
+    s3 = _mm512_add_ps(s3, _mm512_load_ps(a + i + 48));
+  }
+  return _mm512_reduce_add_ps(_mm512_add_ps(_mm512_add_ps(s0, s1), _mm512_add_ps(s2, s3)));
+}

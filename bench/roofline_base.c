@@ -10,6 +10,12 @@ typedef float32x4_t vec;
 static inline vec splat(float v) { return vdupq_n_f32(v); }
 static inline vec madd(vec a, vec c, vec b) { return vfmaq_f32(b, a, c); }
 static inline float lane0(vec a) { return vgetq_lane_f32(a, 0); }
+static inline vec load(const float *p) { return vld1q_f32(p); }
+static inline void store(float *p, vec v) { vst1q_f32(p, v); }
+static inline vec add(vec a, vec b) { return vaddq_f32(a, b); }
+static inline vec mul(vec a, vec b) { return vmulq_f32(a, b); }
+static inline void stream(float *p, vec v) { vst1q_f32(p, v); } /* no streaming store */
+static inline void fence(void) {}
 #define LANES 4
 #elif defined(__SSE2__)
 #include <emmintrin.h>
@@ -18,6 +24,12 @@ typedef __m128 vec;
 static inline vec splat(float v) { return _mm_set1_ps(v); }
 static inline vec madd(vec a, vec c, vec b) { return _mm_add_ps(_mm_mul_ps(a, c), b); }
 static inline float lane0(vec a) { return _mm_cvtss_f32(a); }
+static inline vec load(const float *p) { return _mm_load_ps(p); }
+static inline void store(float *p, vec v) { _mm_store_ps(p, v); }
+static inline vec add(vec a, vec b) { return _mm_add_ps(a, b); }
+static inline vec mul(vec a, vec b) { return _mm_mul_ps(a, b); }
+static inline void stream(float *p, vec v) { _mm_stream_ps(p, v); }
+static inline void fence(void) { _mm_sfence(); }
 #define LANES 4
 #else
 #define ACC 8
@@ -39,8 +51,73 @@ double bench_fma_loop__base(int64_t iters, float c, float b, float *sink) {
   return 2.0 * LANES * ACC * (double)iters;
 }
 
-/* Plain C: -O3 vectorises it with the baseline's vectors, as it does the scalar kernels. */
+/* The baseline's vectors, four per iteration: the plain C loop -O3 made of it (one vector per
+   iteration) read 103 GB/s in L1 on a Zen 4 core where the scalar backend's add, which -O3
+   unrolls, moved 128. */
 void bench_triad__base(float *restrict a, const float *restrict b, const float *restrict c,
                        size_t n, float s) {
+#if defined(__SSE2__) || defined(__aarch64__)
+  vec vs = splat(s);
+  for (size_t i = 0; i < n; i += 4 * LANES) {
+    vec x[4];
+    for (int j = 0; j < 4; j++)
+      x[j] = add(load(b + i + j * LANES), mul(vs, load(c + i + j * LANES)));
+    for (int j = 0; j < 4; j++) store(a + i + j * LANES, x[j]);
+  }
+#else
   for (size_t i = 0; i < n; i++) a[i] = b[i] + s * c[i];
+#endif
+}
+
+/* Eight vector sums, four per stream, enough independent adds to cover their latency: the
+   loads, not the adds, bound it. Only lane 0 of each goes in the result, which just keeps the
+   loop live (the data is zero). */
+float bench_read__base(const float *a, size_t n) {
+  const float *h = a + n / 2;
+#if defined(__SSE2__) || defined(__aarch64__)
+  vec s[8];
+  for (int j = 0; j < 8; j++) s[j] = splat(0);
+  for (size_t i = 0; i < n / 2; i += 4 * LANES)
+    for (int j = 0; j < 4; j++)
+      s[j] = add(s[j], load(a + i + j * LANES)), s[4 + j] = add(s[4 + j], load(h + i + j * LANES));
+  float t = 0;
+  for (int j = 0; j < 8; j++) t += lane0(s[j]);
+  return t;
+#else
+  float s[2] = {0};
+  for (size_t i = 0; i < n / 2; i++) s[0] += a[i], s[1] += h[i];
+  return s[0] + s[1];
+#endif
+}
+
+void bench_triad_nt__base(float *restrict a, const float *restrict b, const float *restrict c,
+                          size_t n, float s) {
+#if defined(__SSE2__) || defined(__aarch64__)
+  vec vs = splat(s);
+  for (size_t i = 0; i < n; i += 4 * LANES) {
+    vec x[4];
+    for (int j = 0; j < 4; j++)
+      x[j] = add(load(b + i + j * LANES), mul(vs, load(c + i + j * LANES)));
+    for (int j = 0; j < 4; j++) stream(a + i + j * LANES, x[j]);
+  }
+  fence();
+#else
+  bench_triad__base(a, b, c, n, s);
+#endif
+}
+
+float bench_read1__base(const float *a, size_t n) {
+#if defined(__SSE2__) || defined(__aarch64__)
+  vec s[8];
+  for (int j = 0; j < 8; j++) s[j] = splat(0);
+  for (size_t i = 0; i < n; i += 8 * LANES)
+    for (int j = 0; j < 8; j++) s[j] = add(s[j], load(a + i + j * LANES));
+  float t = 0;
+  for (int j = 0; j < 8; j++) t += lane0(s[j]);
+  return t;
+#else
+  float s = 0;
+  for (size_t i = 0; i < n; i++) s += a[i];
+  return s;
+#endif
 }

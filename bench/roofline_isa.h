@@ -1,7 +1,7 @@
 /* The register-only FMA loop and the STREAM triad, one copy per instruction set: roofline_base.c
  * (the baseline ISA, no flags: SSE2 on x86-64, NEON on aarch64), roofline_avx2.c (-mavx2 -mfma)
  * and roofline_avx512.c (-mavx512f -mfma). roofline.c calls a copy only on a CPU that has its
- * ISA, from one OpenMP thread per core it measures.
+ * ISA, from one OpenMP thread per core it measures. Each has a read-only loop too.
  */
 #ifndef SIMDGRAD_BENCH_ROOFLINE_ISA_H
 #define SIMDGRAD_BENCH_ROOFLINE_ISA_H
@@ -24,5 +24,26 @@ void bench_triad__avx2(float *restrict a, const float *restrict b, const float *
                        size_t n, float s);
 void bench_triad__avx512(float *restrict a, const float *restrict b, const float *restrict c,
                          size_t n, float s);
+
+/* The same triad with non-temporal (streaming) stores, then a store fence: no read for
+   ownership of a's lines, as the binary kernels store outputs of 2^21 floats and more. */
+void bench_triad_nt__base(float *restrict a, const float *restrict b, const float *restrict c,
+                          size_t n, float s);
+void bench_triad_nt__avx2(float *restrict a, const float *restrict b, const float *restrict c,
+                          size_t n, float s);
+void bench_triad_nt__avx512(float *restrict a, const float *restrict b, const float *restrict c,
+                            size_t n, float s);
+
+/* The sum of a[0..n): 4 bytes read per element, nothing written (the read-only curve), as two
+   streams (the two halves at once: a kernel with two inputs keeps two prefetch streams busy, and
+   one stream alone reads DRAM slower). n is a multiple of 128 and a is 64-byte aligned. */
+float bench_read__base(const float *a, size_t n);
+/* The same as one stream: in the LLC of a Zen 4 VM one stream read faster than two, in DRAM
+   slower; the read curve takes the better. */
+float bench_read1__base(const float *a, size_t n);
+float bench_read1__avx2(const float *a, size_t n);
+float bench_read1__avx512(const float *a, size_t n);
+float bench_read__avx2(const float *a, size_t n);
+float bench_read__avx512(const float *a, size_t n);
 
 #endif /* SIMDGRAD_BENCH_ROOFLINE_ISA_H */

@@ -1,0 +1,177 @@
+/* The roofline's model (roof_model.h): no clock, no measuring, no global state. */
+#include "roof_model.h"
+
+#include <math.h>
+#include <stdlib.h>
+
+roof_caches roof_choose_caches(const size_t sysfs[3], const size_t cpuid[3]) {
+  roof_caches c;
+  for (int l = 0; l < 3; l++) {
+    if (sysfs && sysfs[l]) {
+      c.size[l] = sysfs[l], c.source[l] = ROOF_SRC_SYSFS;
+    } else if (cpuid && cpuid[l]) {
+      c.size[l] = cpuid[l], c.source[l] = ROOF_SRC_CPUID;
+    } else {
+      c.size[l] = l == 0 ? (size_t)32 << 10 : l == 1 ? (size_t)1 << 20 : 4 * c.size[1];
+      c.source[l] = ROOF_SRC_DEFAULT;
+    }
+  }
+  return c;
+}
+
+const char *roof_source_name(roof_source s) {
+  return s == ROOF_SRC_SYSFS ? "sysfs" : s == ROOF_SRC_CPUID ? "CPUID" : "default";
+}
+
+size_t roof_parse_size(const char *s) {
+  char *end;
+  double v = strtod(s, &end);
+  if (end == s) return 0;
+  if (*end == 'K' || *end == 'k') v *= 1024;
+  if (*end == 'M' || *end == 'm') v *= 1024 * 1024;
+  if (*end == 'G' || *end == 'g') v *= 1024.0 * 1024 * 1024;
+  return v > 0 ? (size_t)v : 0;
+}
+
+roof_level roof_level_of(const roof_caches *c, double footprint, int threads) {
+  double per_thread = footprint / (threads > 0 ? threads : 1);
+  if (per_thread <= (double)c->size[0]) return ROOF_L1;
+  if (per_thread <= (double)c->size[1]) return ROOF_L2;
+  if (footprint <= (double)c->size[2]) return ROOF_LLC;
+  return ROOF_DRAM;
+}
+
+const char *roof_level_name(roof_level l) {
+  static const char *const names[] = {"L1", "L2", "LLC", "DRAM"};
+  return l < ROOF_LEVELS ? names[l] : "?";
+}
+
+int roof_footprints(const roof_caches *c, int threads, bool quick, double max, double *out) {
+  if (threads < 1) threads = 1;
+  /* One grid for every thread count (L1 / 2 times powers of step), from its first point past
+     half an L1 per thread: the curves of 1 and N threads share their footprints. */
+  double step = quick ? 4 : 2, lo = (double)c->size[0] / 2;
+  while (lo < (double)c->size[0] / 2 * threads * 0.999) lo *= step;
+  double hi = 4.0 * (double)c->size[2];
+  if (hi < 4.0 * (double)c->size[1] * threads) hi = 4.0 * (double)c->size[1] * threads;
+  if (max > 0 && hi > max) hi = max;
+  int n = 0;
+  for (double f = lo; n < ROOF_MAX_POINTS; f *= step) {
+    if (f >= hi / sqrt(step)) { /* the last point is hi itself */
+      out[n++] = hi;
+      break;
+    }
+    out[n++] = f;
+  }
+  return n;
+}
+
+double roof_interp(int n, const double *xs, const double *ys, double x, int *lo, int *hi) {
+  int a = 0, b = 0;
+  double y = n > 0 ? ys[0] : 0;
+  if (n > 0 && x >= xs[n - 1]) {
+    a = b = n - 1;
+    y = ys[n - 1];
+  } else if (n > 0 && x > xs[0]) {
+    for (b = 1; b < n && xs[b] < x; b++) {
+    }
+    a = b - 1;
+    double t = log(x / xs[a]) / log(xs[b] / xs[a]);
+    y = ys[a] + t * (ys[b] - ys[a]);
+  }
+  if (lo) *lo = a;
+  if (hi) *hi = b;
+  return y;
+}
+
+static bool below(double v, double bound) { return v < bound * (1.0 - ROOF_TOLERANCE); }
+static bool below_curve(double v, double bound) { return v < bound * (1.0 - ROOF_TOLERANCE_CURVE); }
+
+/* Marks the points of f that fall below a later point of their own curve, and that later
+   point: one of the two was measured low, or the other high. */
+static bool check_curve(const roof_figures *f, bool *suspect) {
+  bool any = false;
+  for (int i = 0; i < f->n; i++)
+    for (int j = i + 1; j < f->n; j++)
+      if (below_curve(f->read[i], f->read[j]) || below_curve(f->triad[i], f->triad[j]))
+        suspect[i] = suspect[j] = any = true;
+  return any;
+}
+
+bool roof_check(const roof_figures *one, const roof_figures *more, bool *suspect_one,
+                bool *suspect_more, bool *peak_suspect) {
+  for (int i = 0; i < ROOF_MAX_POINTS; i++) suspect_one[i] = suspect_more[i] = false;
+  *peak_suspect = false;
+  bool any = check_curve(one, suspect_one);
+  if (!more) return any;
+  any |= check_curve(more, suspect_more);
+  if (below(more->peak, one->peak)) *peak_suspect = any = true;
+  for (int i = 0; i < more->n; i++) {
+    double x = more->footprint[i];
+    if (x < one->footprint[0] || x > one->footprint[one->n - 1]) continue;
+    double r = roof_interp(one->n, one->footprint, one->read, x, NULL, NULL);
+    double t = roof_interp(one->n, one->footprint, one->triad, x, NULL, NULL);
+    if (below(more->read[i], r) || below(more->triad[i], t)) suspect_more[i] = any = true;
+  }
+  return any;
+}
+
+roof_verdict roof_judge(const roof_figures *f, const roof_caches *c, int threads,
+                        const roof_work *w) {
+  roof_verdict v = {0};
+  double footprint = w->footprint > 0 ? w->footprint : w->read + w->written;
+  v.level = roof_level_of(c, footprint, threads);
+  if (!f || f->peak <= 0) return v;
+  bool compute_bad = false, memory_bad = false;
+  if (w->flops > 0) {
+    v.compute_s = w->flops / f->peak;
+    compute_bad = f->peak_bad;
+  }
+  double bytes = w->read + w->written;
+  if (bytes > 0 && f->n > 0) {
+    int lo, hi;
+    double rd = roof_interp(f->n, f->footprint, f->read, footprint, &lo, &hi);
+    double tr = roof_interp(f->n, f->footprint, f->triad, footprint, NULL, NULL);
+    if (rd > 0 && tr > 0) {
+      /* Seconds per byte at the row's share of reads rho: measured at rho = 1 (1 / rd) and at
+         the triad's 2/3 (1 / tr), linear between them (as if each read and each written byte
+         had its own cost). With more writes than a triad has, nothing was measured, and reads
+         and writes overlap more than such a cost model says (a single core's stores stream to
+         DRAM beside its loads): the faster of the two counts, so the bound stays a bound. */
+      double rho = w->read / bytes, per_byte;
+      if (rho >= 2.0 / 3.0)
+        per_byte = (rho - 2.0 / 3.0) * 3.0 / rd + (1.0 - rho) * 3.0 / tr;
+      else
+        per_byte = 1.0 / (rd > tr ? rd : tr);
+      v.memory_s = bytes * per_byte;
+      v.bandwidth = 1.0 / per_byte;
+      memory_bad = f->bad[lo] || f->bad[hi];
+    }
+  }
+  /* Only the figure that bounds the row matters for its flag. */
+  v.seconds = v.compute_s >= v.memory_s ? v.compute_s : v.memory_s;
+  if (v.compute_s >= v.memory_s ? compute_bad : memory_bad) v.flags |= ROOF_FLAG_INCONSISTENT;
+  return v;
+}
+
+roof_work roof_tape_work(const roof_work *fwd, const roof_work *bwd, double seed,
+                         bool grad_is_view) {
+  roof_work w = *fwd;
+  w.footprint = (fwd->footprint > 0 ? fwd->footprint : fwd->read + fwd->written) + seed;
+  w.written += seed;
+  if (bwd && !grad_is_view) {
+    w.flops += bwd->flops;
+    w.read += bwd->read;
+    w.written += bwd->written;
+    w.footprint += bwd->written;
+  }
+  return w;
+}
+
+double roof_pct(const roof_verdict *v, double measured_s, unsigned *flags) {
+  *flags = v->flags;
+  if (v->seconds <= 0 || measured_s <= 0) return 0;
+  double pct = 100.0 * v->seconds / measured_s;
+  if (pct > ROOF_MODEL_ERROR_PCT) *flags |= ROOF_FLAG_MODEL_ERROR;
+  return pct;
+}

@@ -1,0 +1,133 @@
+/* The roofline's model, apart from the measuring (roofline.c) and with no clock in it, so that a
+ * test can run it on made-up figures (bench/test_roof_model.c): which cache sizes to believe,
+ * the curve of bandwidth against footprint and its interpolation, the consistency checks on the
+ * measured figures, the bound a row is judged against and the flags on a verdict.
+ *
+ * Bytes are counted alike for the roof and the rows: what a kernel reads plus what it writes,
+ * each buffer once per pass, without the write-allocate read of a store's line (a triad moves
+ * 12 bytes per element, not 16; a row's store is 4). The footprint is the distinct bytes one call
+ * touches, all threads together: the curve is measured with each thread on its share, so a
+ * per-thread (private) cache level shows in the curve where footprint / threads outgrows it.
+ */
+#ifndef SIMDGRAD_BENCH_ROOF_MODEL_H
+#define SIMDGRAD_BENCH_ROOF_MODEL_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+/* ---- Cache sizes ---- */
+
+typedef enum roof_source { ROOF_SRC_DEFAULT, ROOF_SRC_SYSFS, ROOF_SRC_CPUID } roof_source;
+
+typedef struct roof_caches {
+  size_t size[3]; /* bytes: L1d and L2 per core, the LLC in all */
+  roof_source source[3];
+} roof_caches;
+
+/* Each level from sysfs where it has one (the OS's view, as Google Benchmark reads it), else
+   from CPUID (glibc's sysconf), else a default (32 KiB, 1 MiB, 4 x L2). A 0 means "not known".
+   A VM's CPUID can describe the host (320 MiB of L3 where 32 MiB are the VM's). */
+roof_caches roof_choose_caches(const size_t sysfs[3], const size_t cpuid[3]);
+const char *roof_source_name(roof_source s);
+/* sysfs's "48K", "2048K", "1M" in bytes; 0 if unreadable. */
+size_t roof_parse_size(const char *s);
+
+typedef enum roof_level { ROOF_L1, ROOF_L2, ROOF_LLC, ROOF_DRAM, ROOF_LEVELS } roof_level;
+/* Where `footprint` bytes, shared evenly by `threads` threads, live: L1 and L2 per thread, the
+   LLC for all of them. */
+roof_level roof_level_of(const roof_caches *c, double footprint, int threads);
+const char *roof_level_name(roof_level l);
+
+/* ---- The bandwidth curve ---- */
+
+#define ROOF_MAX_POINTS 24
+
+/* Footprints to measure with `threads` threads: from half an L1 per thread to 4 x the LLC (at
+   least 4 L2s per thread), log spaced by a factor 2 (4 when quick) on one grid for every thread
+   count; at most `max` bytes. Returns how many (at most ROOF_MAX_POINTS). */
+int roof_footprints(const roof_caches *c, int threads, bool quick, double max, double *out);
+
+/* One ISA on one thread count: the FMA peak and, at each footprint, the read-only bandwidth and
+   the triad's (2 reads, 1 write). bad[i]: point i measured inconsistently twice. */
+typedef struct roof_figures {
+  double peak; /* FLOP/s */
+  bool peak_bad;
+  int n;
+  double footprint[ROOF_MAX_POINTS]; /* bytes, increasing */
+  double read[ROOF_MAX_POINTS];      /* bytes/s */
+  double triad[ROOF_MAX_POINTS];     /* bytes/s */
+  bool bad[ROOF_MAX_POINTS];
+} roof_figures;
+
+/* y at x on the polyline (xs[i], ys[i]), xs increasing, interpolated linearly in log x; the
+   end values beyond the ends. *lo and *hi (either may be NULL) get the two points used. */
+double roof_interp(int n, const double *xs, const double *ys, double x, int *lo, int *hi);
+
+/* ---- Consistency ---- */
+
+/* How far a figure may fall short of what the hardware guarantees before it counts as
+   inconsistent. More threads against one: 10% (noise on an idle machine is a few percent). Along
+   a curve: 25%, since real curves have bumps of 10-15% near a cache's capacity (a 1 MiB share
+   with a 1 MiB L2 streams slower than a 4 MiB one from the LLC on a Zen 4 VM) and a timing
+   method changes past L2 (roofline.c's chunks). */
+#define ROOF_TOLERANCE 0.10
+#define ROOF_TOLERANCE_CURVE 0.25
+
+/* Checks the figures of one thread (`one`) and of more threads (`more`, or NULL) against what
+   the hardware guarantees, beyond the tolerances above, and marks the points that break it
+   (suspect_one[i], suspect_more[i], all set by the call):
+   - bandwidth does not grow with the footprint (a far level is not faster than a near one): a
+     point below a later one of its curve is suspect, and so is the later one (one of the two
+     was measured low, or the other high);
+   - more threads are not slower than one (the other cores only add): a point of `more` below
+     `one`'s curve at the same footprint is suspect, and so is more's peak below one's.
+   Returns whether anything is suspect. */
+bool roof_check(const roof_figures *one, const roof_figures *more, bool *suspect_one,
+                bool *suspect_more, bool *peak_suspect);
+
+/* ---- Judging a row ---- */
+
+/* What one call of a row does. */
+typedef struct roof_work {
+  double flops;     /* executed arithmetic (FMA-pipe FLOPs for polynomial functions) */
+  double read;      /* bytes */
+  double written;   /* bytes */
+  double footprint; /* distinct bytes; 0: read + written */
+} roof_work;
+
+enum {
+  ROOF_FLAG_INCONSISTENT = 1, /* judged against a figure that measured inconsistently */
+  ROOF_FLAG_MODEL_ERROR = 2   /* the row ran faster than the model allows, beyond noise */
+};
+
+/* A percentage above this is the model's error, not the row's speed. */
+#define ROOF_MODEL_ERROR_PCT 105.0
+
+typedef struct roof_verdict {
+  double seconds;   /* the least time the model allows; 0 when it cannot say */
+  double bandwidth; /* bytes/s at the row's footprint and mix */
+  double compute_s; /* flops / peak */
+  double memory_s;  /* read / read bandwidth + written x cost of a written byte */
+  roof_level level; /* where the footprint lives (for the label) */
+  unsigned flags;   /* ROOF_FLAG_INCONSISTENT when the bound used a bad figure */
+} roof_verdict;
+
+/* The bound of w with `threads` threads on f: max(flops / peak, memory time), the memory time
+   from the curves at w's footprint and w's share of reads rho: the read curve at rho = 1, the
+   triad curve at rho = 2/3, linear in rho between them; below 2/3 (more writes than a triad),
+   where nothing was measured, the faster of the two. */
+roof_verdict roof_judge(const roof_figures *f, const roof_caches *c, int threads,
+                        const roof_work *w);
+
+/* What a "tape.<op>" row runs: the forward, the seed of ones sg_tape_end writes (`seed` bytes,
+   the size of the output), and the backward unless the gradient is a view of dy (add's: no
+   kernel runs). The footprint is the forward's, the seed and what the backward writes (it reads
+   dy, the seed, and saved tensors the forward touched). */
+roof_work roof_tape_work(const roof_work *fwd, const roof_work *bwd, double seed,
+                         bool grad_is_view);
+
+/* 100 x bound / measured seconds, and the flags for it: ROOF_FLAG_MODEL_ERROR above
+   ROOF_MODEL_ERROR_PCT, plus the verdict's own. */
+double roof_pct(const roof_verdict *v, double measured_s, unsigned *flags);
+
+#endif /* SIMDGRAD_BENCH_ROOF_MODEL_H */

@@ -1,0 +1,190 @@
+/* The roofline's model (roof_model.h) on made-up figures: no clock, nothing measured. */
+#include <criterion/criterion.h>
+#include <math.h>
+
+#include "roof_model.h"
+
+#define KIB ((size_t)1 << 10)
+#define MIB ((size_t)1 << 20)
+
+/* A Zen 4 VM as seen on 2026-12-03: CPUID describes the host's L3 (320 MiB), sysfs the VM's. */
+static const size_t k_sysfs[3] = {32 * KIB, 1 * MIB, 32 * MIB};
+static const size_t k_cpuid[3] = {32 * KIB, 1 * MIB, 320 * MIB};
+
+Test(roof_model, caches_sysfs_before_cpuid) {
+  roof_caches c = roof_choose_caches(k_sysfs, k_cpuid);
+  cr_expect_eq(c.size[2], 32 * MIB);
+  cr_expect_eq(c.source[2], ROOF_SRC_SYSFS);
+  cr_expect_str_eq(roof_source_name(c.source[0]), "sysfs");
+  /* A 16 MiB row on one thread lives in the LLC, a 64 MiB one in DRAM (CPUID's 320 MiB would
+     have called it LLC). */
+  cr_expect_eq(roof_level_of(&c, 16.0 * MIB, 1), ROOF_LLC);
+  cr_expect_eq(roof_level_of(&c, 64.0 * MIB, 1), ROOF_DRAM);
+  roof_caches host = roof_choose_caches(NULL, k_cpuid);
+  cr_expect_eq(roof_level_of(&host, 64.0 * MIB, 1), ROOF_LLC);
+  cr_expect_eq(host.source[2], ROOF_SRC_CPUID);
+}
+
+Test(roof_model, caches_cpuid_where_sysfs_has_none) {
+  const size_t partial[3] = {48 * KIB, 0, 0}; /* sysfs knows L1 only */
+  roof_caches c = roof_choose_caches(partial, k_cpuid);
+  cr_expect_eq(c.size[0], 48 * KIB);
+  cr_expect_eq(c.source[0], ROOF_SRC_SYSFS);
+  cr_expect_eq(c.size[1], 1 * MIB);
+  cr_expect_eq(c.source[1], ROOF_SRC_CPUID);
+  roof_caches none = roof_choose_caches(NULL, NULL);
+  cr_expect_eq(none.size[2], 4 * none.size[1]);
+  cr_expect_eq(none.source[2], ROOF_SRC_DEFAULT);
+  cr_expect_eq(roof_parse_size("48K"), 48 * KIB);
+  cr_expect_eq(roof_parse_size("32768K"), 32 * MIB);
+  cr_expect_eq(roof_parse_size("1M"), 1 * MIB);
+  cr_expect_eq(roof_parse_size("junk"), 0);
+}
+
+Test(roof_model, level_per_thread_for_private_caches) {
+  roof_caches c = roof_choose_caches(k_sysfs, NULL);
+  cr_expect_eq(roof_level_of(&c, 48.0 * KIB, 1), ROOF_L2);
+  cr_expect_eq(roof_level_of(&c, 48.0 * KIB, 2), ROOF_L1); /* 24 KiB each */
+  cr_expect_eq(roof_level_of(&c, 1.5 * MIB, 2), ROOF_L2);
+  cr_expect_eq(roof_level_of(&c, 1.5 * MIB, 1), ROOF_LLC);
+}
+
+Test(roof_model, footprints_span_half_l1_to_4x_llc) {
+  roof_caches c = roof_choose_caches(k_sysfs, k_cpuid);
+  double f[ROOF_MAX_POINTS];
+  int n = roof_footprints(&c, 1, false, 0, f);
+  cr_expect_geq(n, 10);
+  cr_expect_float_eq(f[0], 16.0 * KIB, 1e-9);
+  cr_expect_float_eq(f[n - 1], 128.0 * MIB, 1e-9);
+  for (int i = 1; i < n; i++) cr_expect_gt(f[i], f[i - 1]);
+  int q = roof_footprints(&c, 1, true, 0, f);
+  cr_expect_lt(q, n);
+  cr_expect_float_eq(f[q - 1], 128.0 * MIB, 1e-9);
+  n = roof_footprints(&c, 2, false, 0, f);
+  cr_expect_float_eq(f[0], 32.0 * KIB, 1e-9); /* half an L1 per thread */
+  q = roof_footprints(&c, 2, true, 0, f);
+  cr_expect_float_eq(f[0], 64.0 * KIB, 1e-9); /* on the 1-thread grid: 16, 64, 256 KiB ... */
+  n = roof_footprints(&c, 1, false, 64.0 * MIB, f);
+  cr_expect_float_eq(f[n - 1], 64.0 * MIB, 1e-9); /* capped by memory */
+}
+
+/* A curve: 100 GB/s read at 16 KiB falling to 20 at 128 MiB; triad 2/3 of it. */
+static roof_figures curve(void) {
+  roof_figures f = {.peak = 100e9, .n = 4};
+  const double x[] = {16.0 * KIB, 1.0 * MIB, 16.0 * MIB, 128.0 * MIB};
+  const double r[] = {300e9, 150e9, 90e9, 30e9};
+  for (int i = 0; i < f.n; i++) f.footprint[i] = x[i], f.read[i] = r[i], f.triad[i] = r[i] * 2 / 3;
+  return f;
+}
+
+Test(roof_model, interpolation_in_log_footprint) {
+  roof_figures f = curve();
+  int lo, hi;
+  /* At a point, its value; halfway in log between 1 and 16 MiB (4 MiB), the mean. */
+  cr_expect_float_eq(roof_interp(f.n, f.footprint, f.read, 1.0 * MIB, NULL, NULL), 150e9, 1);
+  cr_expect_float_eq(roof_interp(f.n, f.footprint, f.read, 4.0 * MIB, &lo, &hi), 120e9, 1);
+  cr_expect_eq(lo, 1);
+  cr_expect_eq(hi, 2);
+  /* Beyond the ends, the end values. */
+  cr_expect_float_eq(roof_interp(f.n, f.footprint, f.read, 1.0 * KIB, NULL, NULL), 300e9, 1);
+  cr_expect_float_eq(roof_interp(f.n, f.footprint, f.read, 1e12, &lo, &hi), 30e9, 1);
+  cr_expect_eq(lo, 3);
+}
+
+Test(roof_model, judge_by_footprint_and_mix) {
+  roof_figures f = curve();
+  roof_caches c = roof_choose_caches(k_sysfs, NULL);
+  /* Read-only at 16 MiB: 16 MiB at 90 GB/s. */
+  roof_work ro = {.read = 16.0 * MIB, .footprint = 16.0 * MIB};
+  roof_verdict v = roof_judge(&f, &c, 1, &ro);
+  cr_expect_float_eq(v.seconds, 16.0 * MIB / 90e9, 1e-12);
+  cr_expect_eq(v.level, ROOF_LLC);
+  cr_expect_eq(v.flags, 0);
+  /* A triad's mix (2 reads, 1 write) at 16 MiB: the triad curve, 60 GB/s. */
+  roof_work tr = {.read = 32.0 * MIB / 3, .written = 16.0 * MIB / 3, .footprint = 16.0 * MIB};
+  v = roof_judge(&f, &c, 1, &tr);
+  cr_expect_float_eq(v.bandwidth, 60e9, 1e3);
+  /* Between the two mixes, linear in the share of reads: 5/6 reads, halfway in time per byte. */
+  roof_work mid = {.read = 10.0 * MIB, .written = 2.0 * MIB, .footprint = 16.0 * MIB};
+  v = roof_judge(&f, &c, 1, &mid);
+  cr_expect_float_eq(v.bandwidth, 2.0 / (1.0 / 90e9 + 1.0 / 60e9), 1e3);
+  /* More writes than a triad (add's backward: dy in, da and db out): the faster curve. */
+  roof_work wr = {.read = 4.0 * MIB, .written = 8.0 * MIB, .footprint = 12.0 * MIB};
+  v = roof_judge(&f, &c, 1, &wr);
+  double at12 = roof_interp(f.n, f.footprint, f.read, 12.0 * MIB, NULL, NULL);
+  cr_expect_float_eq(v.bandwidth, at12, 1e3);
+  /* Compute-bound: FLOPs over the peak. */
+  roof_work cb = {.flops = 1e9, .read = 1.0 * MIB, .written = 0.5 * MIB};
+  v = roof_judge(&f, &c, 1, &cb);
+  cr_expect_float_eq(v.seconds, 1e9 / 100e9, 1e-12);
+  /* Not measured: no bound, the level still. */
+  v = roof_judge(NULL, &c, 1, &ro);
+  cr_expect_eq(v.seconds, 0);
+  cr_expect_eq(v.level, ROOF_LLC);
+}
+
+Test(roof_model, tape_row_whose_gradient_is_a_view) {
+  /* tape.add on n floats: the forward reads a and b and writes y; sg_tape_end writes the seed
+     of ones; add's gradient is dy itself for both inputs: no kernel. */
+  double n = 1 << 20;
+  roof_work fwd = {.read = 8 * n, .written = 4 * n};
+  roof_work bwd = {.read = 4 * n, .written = 8 * n}; /* what add_backward would move */
+  roof_work w = roof_tape_work(&fwd, &bwd, 4 * n, true);
+  cr_expect_float_eq(w.read + w.written, 16 * n, 1e-6); /* not 32 */
+  cr_expect_float_eq(w.written, 8 * n, 1e-6);
+  cr_expect_float_eq(w.footprint, 16 * n, 1e-6);
+  /* mul's gradient runs its kernel: dy, a and b in, da and db out. */
+  roof_work mb = {.read = 12 * n, .written = 8 * n};
+  w = roof_tape_work(&fwd, &mb, 4 * n, false);
+  cr_expect_float_eq(w.read + w.written, 36 * n, 1e-6);
+  cr_expect_float_eq(w.footprint, 24 * n, 1e-6);
+}
+
+Test(roof_model, flags_inconsistent_roof) {
+  roof_figures one = curve(), more = curve();
+  for (int i = 0; i < more.n; i++) more.read[i] *= 2, more.triad[i] *= 2;
+  more.peak = 2 * one.peak;
+  bool s1[ROOF_MAX_POINTS], s2[ROOF_MAX_POINTS], peak;
+  cr_expect_not(roof_check(&one, &more, s1, s2, &peak));
+  /* Two threads below one at 1 MiB (a neighbour took the second core), and a level slower than
+     the next on one thread (16 KiB below 1 MiB). */
+  more.read[1] = 0.5 * one.read[1];
+  one.triad[0] = 0.6 * one.triad[1]; /* below the next point, not below the one after */
+  more.peak = 0.5 * one.peak;
+  cr_expect(roof_check(&one, &more, s1, s2, &peak));
+  cr_expect(s2[1]);
+  cr_expect(s1[0]);
+  cr_expect(s1[1]); /* the later point of the pair: one of the two is wrong */
+  cr_expect_not(s1[2]);
+  cr_expect(s2[2]); /* more.read[1] is also below more.read[2] */
+  cr_expect_not(s2[3]);
+  cr_expect(peak);
+  /* Marked (as the measuring code does after a second try): a row judged at that point carries
+     the flag, a row elsewhere does not. */
+  roof_caches c = roof_choose_caches(k_sysfs, NULL);
+  more.bad[1] = true;
+  roof_work at = {.read = 1.0 * MIB};
+  cr_expect(roof_judge(&more, &c, 2, &at).flags & ROOF_FLAG_INCONSISTENT);
+  roof_work far = {.read = 128.0 * MIB};
+  cr_expect_not(roof_judge(&more, &c, 2, &far).flags & ROOF_FLAG_INCONSISTENT);
+  /* A compute-bound row on a bad peak is flagged; a memory-bound one is not. */
+  more.peak_bad = true;
+  roof_work cb = {.flops = 1e12, .read = 128.0 * MIB};
+  cr_expect(roof_judge(&more, &c, 2, &cb).flags & ROOF_FLAG_INCONSISTENT);
+  roof_work mb = {.flops = 1, .read = 128.0 * MIB};
+  cr_expect_not(roof_judge(&more, &c, 2, &mb).flags & ROOF_FLAG_INCONSISTENT);
+}
+
+Test(roof_model, flags_row_above_105_percent) {
+  roof_figures f = curve();
+  roof_caches c = roof_choose_caches(k_sysfs, NULL);
+  roof_work w = {.read = 128.0 * MIB};
+  roof_verdict v = roof_judge(&f, &c, 1, &w);
+  unsigned flags;
+  double pct = roof_pct(&v, v.seconds / 1.04, &flags);
+  cr_expect_float_eq(pct, 104, 1e-9);
+  cr_expect_eq(flags, 0);
+  pct = roof_pct(&v, v.seconds / 1.5, &flags);
+  cr_expect_float_eq(pct, 150, 1e-9);
+  cr_expect(flags & ROOF_FLAG_MODEL_ERROR);
+}
