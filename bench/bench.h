@@ -145,10 +145,10 @@ void bench_op_range(const char *op, int i, float *lo, float *hi);
 /* Nominal FLOPs per element of a slot ("exp", "exp_backward", "reduce_max", ...): see
    docs/bench.md. A slot without a row in the op-info tables ends the program. */
 double bench_op_flops(const char *slot);
-/* FLOPs per element a slot's kernel on `backend` executes (bench_kernel_flops.c): for the SIMD
+/* FLOPs per element a slot's kernel on `backend` executes (bench_opinfo.c): for the SIMD
    backends' polynomial functions (exp, tanh, sigmoid, gelu, softmax, ...) the lanes of their
-   FMAs (2 each) and multiplies (2 each: a slot of an FMA pipe), counted from the templates;
-   otherwise bench_op_flops. */
+   FMAs (2 each) and multiplies (2 each: a slot of an FMA pipe), the simd_fwd / simd_bwd of their
+   op-info rows; otherwise bench_op_flops. */
 double bench_kernel_flops(const char *slot, const char *backend);
 
 #endif /* SIMDGRAD_BENCH_H */

@@ -32,15 +32,30 @@ static opinfo_flops flops_of(const char *op) {
   return k ? k->flops : (opinfo_flops){0};
 }
 
-double bench_op_flops(const char *slot) {
+/* The op-info row's FLOPs of a slot ("<op>" or "<op>_backward"); the bench stops without one. */
+static opinfo_flops slot_flops(const char *slot, bool *backward) {
   size_t len = strlen(slot), suffix = strlen("_backward");
-  int backward = len > suffix && strcmp(slot + len - suffix, "_backward") == 0;
+  *backward = len > suffix && strcmp(slot + len - suffix, "_backward") == 0;
   char op[128];
-  snprintf(op, sizeof op, "%.*s", (int)(backward ? len - suffix : len), slot);
+  snprintf(op, sizeof op, "%.*s", (int)(*backward ? len - suffix : len), slot);
   opinfo_flops f = flops_of(op);
   if (!f.given) {
     fprintf(stderr, "simdgrad_bench: no FLOPs for %s in the op-info tables (opinfo/)\n", slot);
     exit(2);
   }
+  return f;
+}
+
+double bench_op_flops(const char *slot) {
+  bool backward;
+  opinfo_flops f = slot_flops(slot, &backward);
+  return backward ? f.bwd : f.fwd;
+}
+
+double bench_kernel_flops(const char *slot, const char *backend) {
+  bool backward;
+  opinfo_flops f = slot_flops(slot, &backward);
+  double simd = backward ? f.simd_bwd : f.simd_fwd;
+  if (simd > 0 && backend && strcmp(backend, "scalar") != 0) return simd;
   return backward ? f.bwd : f.fwd;
 }

@@ -60,9 +60,25 @@ typedef struct opinfo_conf {
 typedef struct opinfo_flops {
   bool given;
   double fwd, bwd;
+  /* What the SIMD kernels of a polynomial function execute on the FMA pipes, per element,
+     forward and backward (0: the nominal count above). The FMA peak the roofline measures is 2
+     FLOPs per lane per FMA; a polynomial kernel also runs additions, min/max, permutes and
+     integer work that some CPUs issue to other pipes (Zen 4: two FADD pipes beside the two FMA
+     pipes), so a nominal "exp is 20" read 112% of the peak on exp/avx512. What every x86 and
+     Arm core must run on its FMA pipes is the FMAs and the multiplies: each counts 2 per lane
+     here and nothing else counts, so FLOPs / peak is a lower bound on the kernel's time. Read
+     off the templates (kernels_simd/simd_math.inc, simd_unary.inc, simd_reduce.inc), the same
+     for every SIMD backend; recount when a template changes. The scalar backend calls libm and
+     keeps the nominal figures. */
+  double simd_fwd, simd_bwd;
 } opinfo_flops;
 #define OPINFO_FLOPS(f, b)                                                                         \
   { .given = true, .fwd = (f), .bwd = (b) }
+#define OPINFO_FLOPS_SIMD(f, b, sf, sb)                                                            \
+  { .given = true, .fwd = (f), .bwd = (b), .simd_fwd = (sf), .simd_bwd = (sb) }
+/* FMA-pipe FLOPs of vexp per element: 6 FMAs (y, r twice, q's two, t + t q) and 2 multiplies
+   (r^2, k / 16), 2 FLOPs each. */
+#define OPINFO_SIMD_EXP 16.0
 
 /* Accuracy against the double reference through the engine: |got - want| <= atol + rtol *
    |want| (forward), the b-prefixed pair for the backward kernel against dy * dref(x). */

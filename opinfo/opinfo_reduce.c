@@ -156,7 +156,9 @@ const opinfo_kernel opinfo_reduce_table[] = {
     {.name = "softmax",
      .has_conf = true,
      .conf = {.domain = ROWS, .fwd = {.ulp = 6, .grow = 1}, .bwd = {.ulp = 4, .grow = 1, .abs = 4}},
-     .flops = OPINFO_FLOPS(OPINFO_TRANSC + 4, 4),
+     /* SIMD: row_exp_store (vexp) and row_scale (a multiply), the max pass none; backward
+        y (dy - s) a multiply and the dot product dy y an FMA. */
+     .flops = OPINFO_FLOPS_SIMD(OPINFO_TRANSC + 4, 4, OPINFO_SIMD_EXP + 2, 4),
      .row_ref = {.map = ref_softmax, .map_backward = ref_softmax_backward}},
     {.name = "log_softmax",
      .has_conf = true,
