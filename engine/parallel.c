@@ -19,8 +19,7 @@
 #include "engine.h"
 #include "engine/fpmode.h"
 
-/* ---- Thread counts ----------------------------------------------------------------------------
- */
+/* ---- Thread counts --------------------------------------------------------------------------- */
 
 static atomic_int g_threads = 1;     /* the process's count (sg_set_threads) */
 static int g_thread_limit = INT_MAX; /* OMP_THREAD_LIMIT, read once at start-up */
@@ -90,8 +89,7 @@ int sg_threads(void) {
   return threads_here();
 }
 
-/* ---- The host's parallel-for --------------------------------------------------------------------
- */
+/* ---- The host's parallel-for ----------------------------------------------------------------- */
 
 /* The pair (fn, ctx) under a sequence lock: a reader never sees one host's fn with another's
    ctx, and pays two loads of the sequence besides the pair; writers take the mutex. */
@@ -121,8 +119,7 @@ static sg_parallel_for_fn host_parallel_for(void **ctx) {
   }
 }
 
-/* ---- The parallel-for ---------------------------------------------------------------------------
- */
+/* ---- The parallel-for ------------------------------------------------------------------------ */
 
 typedef void (*chunk_hook_fn)(void *ctx);
 static _Atomic(chunk_hook_fn) g_chunk_hook;

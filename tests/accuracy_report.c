@@ -31,6 +31,7 @@
 #include <simdgrad/simdgrad.h>
 
 #include "opinfo.h"
+#include "slot_lists.h"
 
 static size_t g_points = (size_t)1 << 20;
 
@@ -130,17 +131,7 @@ typedef struct usweep {
   opinfo_range range;
 } usweep;
 
-typedef enum { SV_NONE, SV_X, SV_Y } saved_kind;
-typedef struct uslot {
-  const char *name;
-  size_t fwd, bwd;
-  saved_kind saved;
-} uslot;
-#define U_ENTRY_(nm, sv, doc)                                                                      \
-  {#nm, offsetof(sg_backend, nm), offsetof(sg_backend, nm##_backward), SV_##sv},
-#define S_ENTRY_(nm, doc) {#nm, offsetof(sg_backend, nm), 0, SV_NONE},
 static const uslot k_unary[] = {SG_FOR_EACH_UNARY_OP(U_ENTRY_) SG_FOR_EACH_STEP_OP(S_ENTRY_)};
-#define SLOT(be, type, off) (*(const type *)((const char *)(be) + (off)))
 
 /* One unary op on every backend: forward, backward end to end, backward from y. */
 static void report_unary(const uslot *u, const usweep *sw) {
@@ -233,11 +224,6 @@ static void report_param(void) {
 
 /* ---- Binary ops -------------------------------------------------------------------------- */
 
-typedef struct bslot {
-  const char *name;
-  size_t fwd, bwd;
-} bslot;
-#define B_ENTRY_(nm, doc) {#nm, offsetof(sg_backend, nm), offsetof(sg_backend, nm##_backward)},
 static const bslot k_binary[] = {SG_FOR_EACH_BINARY_OP(B_ENTRY_)};
 
 static void report_binary(const bslot *s) {

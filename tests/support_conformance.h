@@ -21,10 +21,10 @@
 #include <stdint.h>
 
 #include "opinfo.h"
+#include "slot_lists.h"
 #include "support.h"
 
 #define COUNT(a) (sizeof(a) / sizeof((a)[0]))
-#define SLOT(be, type, off) (*(const type *)((const char *)(be) + (off)))
 
 /* One slot's contract against scalar, flattened from its op-info row (opinfo_bound says how a
    result passes): lo..hi is the domain of the first float input in the clean pass, blo..bhi the
@@ -40,18 +40,6 @@ typedef struct tol {
 /* The contract of a slot: its op-info row's forward bound, or for "<op>_backward" the backward
    bound of op's row. Fails the test when there is no row. */
 const tol *tol_for(const char *slot);
-
-/* The slot lists of backend.h, as offsets into sg_backend. */
-typedef enum { SV_NONE, SV_X, SV_Y } saved_kind;
-typedef struct uslot {
-  const char *name;
-  size_t fwd, bwd;
-  saved_kind saved;
-} uslot;
-typedef struct bslot {
-  const char *name;
-  size_t fwd, bwd;
-} bslot;
 
 /* Candidates: every backend the CPU and build have. */
 extern const char *const k_backends[4];

@@ -11,8 +11,6 @@
 
 #include "support_conformance.h"
 
-#define B_ENTRY_(nm, doc) {#nm, offsetof(sg_backend, nm), offsetof(sg_backend, nm##_backward)},
-#define C_ENTRY_(nm, doc) {#nm, offsetof(sg_backend, nm), 0},
 static const bslot k_binary[] = {SG_FOR_EACH_BINARY_OP(B_ENTRY_)};
 static const bslot k_compare[] = {SG_FOR_EACH_COMPARE_OP(C_ENTRY_)};
 

@@ -11,8 +11,6 @@
 
 #include "support_conformance.h"
 
-#define R_ENTRY_(nm, doc)                                                                          \
-  {"reduce_" #nm, offsetof(sg_backend, reduce_##nm), offsetof(sg_backend, reduce_##nm##_backward)},
 static const bslot k_reduce[] = {SG_FOR_EACH_REDUCE_OP(R_ENTRY_)};
 
 /* ==== Reductions, arg reductions, softmax family ============================================ */

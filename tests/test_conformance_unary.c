@@ -10,9 +10,6 @@
 
 #include "support_conformance.h"
 
-#define U_ENTRY_(nm, sv, doc)                                                                      \
-  {#nm, offsetof(sg_backend, nm), offsetof(sg_backend, nm##_backward), SV_##sv},
-#define S_ENTRY_(nm, doc) {#nm, offsetof(sg_backend, nm), 0, SV_NONE},
 static const uslot k_unary[] = {SG_FOR_EACH_UNARY_OP(U_ENTRY_)};
 static const uslot k_step[] = {SG_FOR_EACH_STEP_OP(S_ENTRY_)};
 
