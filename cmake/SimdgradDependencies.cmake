@@ -10,8 +10,21 @@ target_link_libraries(simdgrad_deps INTERFACE OpenMP::OpenMP_C PkgConfig::SLEEF 
                                               m)
 
 # DLPack (Debian: libdlpack-dev, header only) is optional: with it the library has sg_to_dlpack
-# and sg_from_dlpack and installs simdgrad/dlpack.h; without it, neither.
-find_package(dlpack QUIET)
+# and sg_from_dlpack (and their DLPack 1.x versioned forms) and installs simdgrad/dlpack.h;
+# without it, neither. SIMDGRAD_DLPACK_INCLUDE_DIR names another header's folder (the one
+# holding dlpack/dlpack.h), e.g. a DLPack 1.x one, instead of the system's.
+set(SIMDGRAD_DLPACK_INCLUDE_DIR "" CACHE PATH "folder holding dlpack/dlpack.h (default: find it)")
+if(SIMDGRAD_DLPACK_INCLUDE_DIR)
+  if(NOT EXISTS ${SIMDGRAD_DLPACK_INCLUDE_DIR}/dlpack/dlpack.h)
+    message(FATAL_ERROR "SIMDGRAD_DLPACK_INCLUDE_DIR: no dlpack/dlpack.h in "
+                        "${SIMDGRAD_DLPACK_INCLUDE_DIR}")
+  endif()
+  add_library(dlpack::dlpack INTERFACE IMPORTED)
+  set_target_properties(dlpack::dlpack PROPERTIES INTERFACE_INCLUDE_DIRECTORIES
+                                                  ${SIMDGRAD_DLPACK_INCLUDE_DIR})
+else()
+  find_package(dlpack QUIET)
+endif()
 if(TARGET dlpack::dlpack)
   set(SIMDGRAD_HAVE_DLPACK ON)
 else()

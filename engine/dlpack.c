@@ -1,13 +1,14 @@
-/* DLPack export and import (include/simdgrad/dlpack.h). Compiled only when <dlpack/dlpack.h> was
- * found (engine/CMakeLists.txt). */
-#include <simdgrad/dlpack.h>
+/* DLPack export and import (include/simdgrad/dlpack.h): the DLTensor both forms share, and the
+ * unversioned DLManagedTensor of DLPack 0.6 (engine/dlpack_versioned.c has DLPack 1.x's form).
+ * Compiled only when <dlpack/dlpack.h> was found (engine/CMakeLists.txt). */
 #include <stdlib.h>
 
-#include "engine.h"
+#include "dlpack_internal.h"
 
-/* DLPack >= 0.8 has a bool code; 0.6 (Debian 12) does not, and bool travels as 8-bit uint. */
-#if DLPACK_VERSION >= 80
-#define SG_DL_BOOL_CODE kDLBool
+/* Bool in the unversioned form: DLPack's kDLBool where the header has it (0.8 and later), else
+   8-bit kDLUInt holding 0 or 1, which 0.6's consumers (NumPy 1.2x, PyTorch 1.13) read. */
+#if defined(DLPACK_MAJOR_VERSION) || DLPACK_VERSION >= 80
+#define SG_DL_BOOL_CODE SG_DL_CODE_BOOL
 #else
 #define SG_DL_BOOL_CODE kDLUInt
 #endif
@@ -26,21 +27,14 @@ static void export_deleter(DLManagedTensor *m) {
   free(m);
 }
 
-DLManagedTensor *sg_to_dlpack(sg_tensor *t) {
-  const char *op = "to_dlpack";
-  if (!sg__check(t, op, "t")) return NULL;
-  sg_dl_export *e = calloc(1, sizeof *e);
-  if (!e) {
-    sg__error(SG_ERR_OOM, op, "out of memory for a DLManagedTensor");
-    return NULL;
-  }
+void sg__dl_describe(DLTensor *d, int64_t *shape, int64_t *strides, const sg_tensor *t,
+                     uint8_t bool_code) {
   int64_t stride = 1;
   for (int i = t->rank - 1; i >= 0; i--) {
-    e->shape[i] = t->shape[i];
-    e->strides[i] = stride;
+    shape[i] = t->shape[i];
+    strides[i] = stride;
     stride *= t->shape[i];
   }
-  DLTensor *d = &e->managed.dl_tensor;
   d->data = t->data;
   d->device = (DLDevice){kDLCPU, 0};
   d->ndim = t->rank;
@@ -52,12 +46,23 @@ DLManagedTensor *sg_to_dlpack(sg_tensor *t) {
     d->dtype = (DLDataType){kDLInt, 32, 1};
     break;
   case SG_BOOL:
-    d->dtype = (DLDataType){SG_DL_BOOL_CODE, 8, 1};
+    d->dtype = (DLDataType){bool_code, 8, 1};
     break;
   }
-  d->shape = e->shape;
-  d->strides = e->strides;
+  d->shape = shape;
+  d->strides = strides;
   d->byte_offset = 0;
+}
+
+DLManagedTensor *sg_to_dlpack(sg_tensor *t) {
+  const char *op = "to_dlpack";
+  if (!sg__check(t, op, "t")) return NULL;
+  sg_dl_export *e = calloc(1, sizeof *e);
+  if (!e) {
+    sg__error(SG_ERR_OOM, op, "out of memory for a DLManagedTensor");
+    return NULL;
+  }
+  sg__dl_describe(&e->managed.dl_tensor, e->shape, e->strides, t, SG_DL_BOOL_CODE);
   atomic_fetch_add_explicit(&t->refs, 1, memory_order_relaxed);
   e->managed.manager_ctx = t;
   e->managed.deleter = export_deleter;
@@ -82,8 +87,8 @@ static bool import_dtype(const DLTensor *d, sg_dtype *out, const char *op) {
     *out = SG_F32;
   else if (t.code == kDLInt && t.bits == 32)
     *out = SG_I32;
-  else if (t.code == SG_DL_BOOL_CODE && t.bits == 8)
-    *out = SG_BOOL;
+  else if ((t.code == SG_DL_CODE_BOOL || t.code == kDLUInt) && t.bits == 8)
+    *out = SG_BOOL; /* 8-bit unsigned stands for bool: the caller checks for 0 and 1 */
   else {
     sg__error(SG_ERR_DTYPE, op,
               "dtype code %u with %u bits is not supported; only float32, int32 and bool "
@@ -143,19 +148,12 @@ static bool import_check(const DLTensor *d, sg_dtype *dtype, int64_t *numel, con
   return true;
 }
 
-sg_tensor *sg_from_dlpack(DLManagedTensor *m) {
-  const char *op = "from_dlpack";
-  sg__ensure_init();
-  if (!m) {
-    sg__error(SG_ERR_ARG, op, "m is NULL");
-    return NULL;
-  }
-  const DLTensor *d = &m->dl_tensor;
+sg_tensor *sg__dl_import(const DLTensor *d, sg_deleter deleter, void *ctx, const char *op) {
   sg_dtype dtype = SG_F32;
   int64_t numel = 0;
   bool ok = import_check(d, &dtype, &numel, op);
   char *data = ok && d->data ? (char *)d->data + d->byte_offset : NULL;
-  if (ok && dtype == SG_BOOL && data) /* 8-bit uint stands for bool: only 0 and 1 may come in */
+  if (ok && dtype == SG_BOOL && data) /* whatever the code says, only 0 and 1 may come in */
     for (int64_t i = 0; i < numel; i++)
       if ((unsigned char)data[i] > 1) {
         sg__error(SG_ERR_DTYPE, op,
@@ -165,8 +163,18 @@ sg_tensor *sg_from_dlpack(DLManagedTensor *m) {
         break;
       }
   if (!ok) {
-    if (m->deleter) m->deleter(m);
+    deleter(data, ctx);
     return NULL;
   }
-  return sg__wrap_user(data, dtype, d->shape, d->ndim, import_deleter, m, op);
+  return sg__wrap_user(data, dtype, d->shape, d->ndim, deleter, ctx, op);
+}
+
+sg_tensor *sg_from_dlpack(DLManagedTensor *m) {
+  const char *op = "from_dlpack";
+  sg__ensure_init();
+  if (!m) {
+    sg__error(SG_ERR_ARG, op, "m is NULL");
+    return NULL;
+  }
+  return sg__dl_import(&m->dl_tensor, import_deleter, m, op);
 }

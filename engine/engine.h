@@ -36,7 +36,8 @@ typedef struct sg_storage {
   void *data;
   sg_deleter deleter; /* wrapped only: called as deleter(data, deleter_ctx); may be NULL */
   void *deleter_ctx;
-  bool wrapped; /* data is the caller's memory, not the allocator's */
+  bool wrapped;   /* data is the caller's memory, not the allocator's */
+  bool read_only; /* wrapped only: its producer forbids writes (sg_data_f32_mut refuses) */
 } sg_storage;
 _Static_assert(sizeof(sg_storage) <= SG_ALIGN, "a storage header must fit before its data");
 

@@ -243,6 +243,7 @@ sg_storage *sg__storage_new(size_t bytes) {
   if (!s) return NULL;
   s->data = (char *)s + SG_ALIGN;
   s->wrapped = false;
+  s->read_only = false;
   atomic_init(&s->refs, 1);
   s->used = bytes;
   count_bytes((long long)bytes);
@@ -261,6 +262,7 @@ sg_storage *sg__storage_wrap(void *data, size_t bytes, sg_deleter deleter, void 
   s->deleter = deleter;
   s->deleter_ctx = ctx;
   s->wrapped = true;
+  s->read_only = false;
   return s;
 }
 

@@ -210,6 +210,12 @@ float *sg_data_f32_mut(sg_tensor *t) {
     sg__error(SG_ERR_DTYPE, op, "t is %s, not f32", sg__dtype_name(t->dtype));
     return NULL;
   }
+  if (t->storage->read_only) {
+    sg__error(SG_ERR_STATE, op,
+              "t wraps a buffer its DLPack producer marked read-only; copy its data into a "
+              "tensor of your own (sg_tensor_f32) to write");
+    return NULL;
+  }
   int refs = atomic_load_explicit(&t->refs, memory_order_acquire);
   long shared = atomic_load_explicit(&t->storage->refs, memory_order_acquire) - 1;
   if (refs == 1 && shared == 0) return t->data;

@@ -56,7 +56,7 @@ static producer *produce(DLDataType dtype, const int64_t *shape, int ndim, int *
 }
 
 static const DLDataType F32 = {kDLFloat, 32, 1}, I32 = {kDLInt, 32, 1};
-#if DLPACK_VERSION >= 80
+#if defined(DLPACK_MAJOR_VERSION) || DLPACK_VERSION >= 80
 static const DLDataType BOOL8 = {kDLBool, 8, 1};
 #else
 static const DLDataType BOOL8 = {kDLUInt, 8, 1};
@@ -119,6 +119,15 @@ Test(dlpack, from_dlpack_i32_bool_offset_and_size_one_strides) {
   cr_assert_eq(sg_data_bool(t)[3], 1);
   sg_dispose(t);
   cr_assert_eq(calls, 3);
+
+  /* DLPack 1.x producers label bool with kDLBool (code 6) even in this form; 0.6 has no name
+     for it */
+  p = produce((DLDataType){6, 8, 1}, &n, 1, &calls);
+  t = sg_from_dlpack(&p->managed);
+  cr_assert_not_null(t, "%s", sg_last_error());
+  cr_assert_eq(sg_dtype_of(t), SG_BOOL);
+  sg_dispose(t);
+  cr_assert_eq(calls, 4);
 }
 
 Test(dlpack, scope_end_deletes_the_import) {

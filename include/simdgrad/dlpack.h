@@ -1,10 +1,14 @@
 /* simdgrad: zero-copy exchange with other frameworks through DLPack (NumPy, PyTorch, JAX, ...).
  *
- * Needs <dlpack/dlpack.h> (Debian: libdlpack-dev, DLPack 0.6) on the include path; the library
- * has these functions only when it was built with that header (docs/embedding.md, "DLPack").
+ * Needs <dlpack/dlpack.h> (Debian: libdlpack-dev, DLPack 0.6; any later one will do) on the
+ * include path; the library has these functions only when it was built with such a header
+ * (docs/embedding.md, "DLPack"). Both forms are there whichever header that was: DLPack 0.6's
+ * DLManagedTensor and DLPack 1.x's DLManagedTensorVersioned (a complete type only where the
+ * consumer's header is DLPack 1.x; with 0.6 it is an opaque struct, enough to pass it on).
  * Both directions share the buffer, row-major and contiguous, for f32, i32 and bool tensors on
- * the CPU. Bool is DLPack's kDLBool where the header has it (DLPack >= 0.8), else 8-bit kDLUInt
- * holding 0 or 1.
+ * the CPU. Bool is DLPack's kDLBool (code 6) in the versioned form and, in the unversioned one,
+ * where the library's header has it (DLPack >= 0.8), else 8-bit kDLUInt holding 0 or 1; on the
+ * way in both are read as bool.
  */
 #ifndef SIMDGRAD_DLPACK_H
 #define SIMDGRAD_DLPACK_H
@@ -37,6 +41,17 @@ SG_API DLManagedTensor *sg_to_dlpack(sg_tensor *t);
    not aligned to its element (SG_ERR_ARG). byte_offset is honoured. The buffer must not change
    behind the engine's back while ops may read it. */
 SG_API sg_tensor *sg_from_dlpack(DLManagedTensor *m);
+
+struct DLManagedTensorVersioned; /* DLPack 1.x; defined by its header, opaque under 0.6 */
+
+/* sg_to_dlpack in DLPack 1.x's versioned form: version {1, 0}, flags 0 (writable, under the
+   same rules as above). */
+SG_API struct DLManagedTensorVersioned *sg_to_dlpack_versioned(sg_tensor *t);
+
+/* sg_from_dlpack for DLPack 1.x's versioned form, with the same rules and ownership, and two
+   more: a major version other than 1 is refused (SG_ERR_UNSUPPORTED) before any other field is
+   read, and a tensor flagged DLPACK_FLAG_BITMASK_READ_ONLY is one sg_data_f32_mut refuses. */
+SG_API sg_tensor *sg_from_dlpack_versioned(struct DLManagedTensorVersioned *m);
 
 #ifdef __cplusplus
 }

@@ -70,6 +70,20 @@ _DLManagedTensor._fields_ = [("dl_tensor", _DLTensor), ("manager_ctx", ctypes.c_
                              ("deleter", _DLDeleter)]
 
 
+# DLPack 1.x's versioned form: the version first, so a consumer can refuse a major it does not
+# know before reading anything else.
+class _DLManagedTensorVersioned(ctypes.Structure):
+    pass
+
+
+_DLDeleterVersioned = ctypes.CFUNCTYPE(None, ctypes.POINTER(_DLManagedTensorVersioned))
+_DLManagedTensorVersioned._fields_ = [("major", ctypes.c_uint32), ("minor", ctypes.c_uint32),
+                                      ("manager_ctx", ctypes.c_void_p),
+                                      ("deleter", _DLDeleterVersioned),
+                                      ("flags", ctypes.c_uint64), ("dl_tensor", _DLTensor)]
+_DL_FLAG_IS_COPIED = 1 << 1
+
+
 def _fn(name, restype, *argtypes):
     f = getattr(_lib, name)
     f.restype = restype
@@ -114,6 +128,10 @@ for _name, _res, _args in [
     ("sg_cast", _T, (_T, ctypes.c_int)),
     ("sg_to_dlpack", ctypes.POINTER(_DLManagedTensor), (_T,)),
     ("sg_from_dlpack", _T, (ctypes.POINTER(_DLManagedTensor),)),
+    ("sg_to_dlpack_versioned", ctypes.POINTER(_DLManagedTensorVersioned), (_T,)),
+    ("sg_from_dlpack_versioned", _T, (ctypes.POINTER(_DLManagedTensorVersioned),)),
+    ("sg_tensor_i32", _T, (ctypes.c_void_p, _I64P, ctypes.c_int)),
+    ("sg_tensor_bool", _T, (ctypes.c_void_p, _I64P, ctypes.c_int)),
 ]:
     setattr(_c, _name, _fn(_name, _res, *_args))
 for _name in ("neg", "exp", "log", "sqrt", "tanh", "sigmoid", "relu"):
@@ -170,6 +188,9 @@ _capsule_pointer.argtypes = [ctypes.py_object, ctypes.c_char_p]
 _capsule_set_name = _py["PyCapsule_SetName"]
 _capsule_set_name.restype = ctypes.c_int
 _capsule_set_name.argtypes = [ctypes.py_object, ctypes.c_char_p]
+_capsule_valid = _py["PyCapsule_IsValid"]
+_capsule_valid.restype = ctypes.c_int
+_capsule_valid.argtypes = [ctypes.py_object, ctypes.c_char_p]
 # In the destructor the capsule is dying: pass it as a plain pointer, never as a py_object.
 _capsule_valid_raw = _py["PyCapsule_IsValid"]
 _capsule_valid_raw.restype = ctypes.c_int
@@ -180,6 +201,8 @@ _capsule_pointer_raw.argtypes = [ctypes.c_void_p, ctypes.c_char_p]
 
 _DLTENSOR = b"dltensor"  # these bytes outlive every capsule: names are not copied
 _USED_DLTENSOR = b"used_dltensor"
+_DLTENSOR_VERSIONED = b"dltensor_versioned"
+_USED_DLTENSOR_VERSIONED = b"used_dltensor_versioned"
 
 
 @ctypes.CFUNCTYPE(None, ctypes.c_void_p)
@@ -189,6 +212,15 @@ def _capsule_destructor(capsule):
     if _capsule_valid_raw(capsule, _DLTENSOR):
         p = _capsule_pointer_raw(capsule, _DLTENSOR)
         m = ctypes.cast(p, ctypes.POINTER(_DLManagedTensor))
+        if m.contents.deleter:
+            m.contents.deleter(m)
+
+
+@ctypes.CFUNCTYPE(None, ctypes.c_void_p)
+def _capsule_destructor_versioned(capsule):
+    if _capsule_valid_raw(capsule, _DLTENSOR_VERSIONED):
+        p = _capsule_pointer_raw(capsule, _DLTENSOR_VERSIONED)
+        m = ctypes.cast(p, ctypes.POINTER(_DLManagedTensorVersioned))
         if m.contents.deleter:
             m.contents.deleter(m)
 
@@ -234,15 +266,35 @@ class Tensor:
         m.contents.deleter(m)
         return p
 
-    # DLPack protocol (numpy.from_dlpack, torch.utils.dlpack.from_dlpack)
-    def __dlpack__(self, stream=None):
+    # DLPack protocol (numpy.from_dlpack, torch.utils.dlpack.from_dlpack). A consumer that
+    # passes max_version >= (1, 0) (NumPy 2, PyTorch 2.x) gets DLPack 1.x's versioned form,
+    # others (NumPy 1.2x, PyTorch 1.13) the 0.6 one.
+    def __dlpack__(self, stream=None, max_version=None, dl_device=None, copy=None):
         if stream is not None:
             raise BufferError("simdgrad tensors are on the CPU: stream must be None")
-        m = _c.sg_to_dlpack(self._h)
+        if dl_device is not None and tuple(dl_device) != (1, 0):
+            raise BufferError("simdgrad tensors are on the CPU (kDLCPU, 0), not %r"
+                              % (tuple(dl_device),))
+        src = self._copy() if copy else self
+        if max_version is None or max_version[0] < 1:
+            m = _c.sg_to_dlpack(src._h)
+            if not m:
+                _raise()
+            return _capsule_new(ctypes.cast(m, ctypes.c_void_p), _DLTENSOR,
+                                ctypes.cast(_capsule_destructor, ctypes.c_void_p))
+        m = _c.sg_to_dlpack_versioned(src._h)
         if not m:
             _raise()
-        return _capsule_new(ctypes.cast(m, ctypes.c_void_p), _DLTENSOR,
-                            ctypes.cast(_capsule_destructor, ctypes.c_void_p))
+        if copy:
+            m.contents.flags |= _DL_FLAG_IS_COPIED
+        return _capsule_new(ctypes.cast(m, ctypes.c_void_p), _DLTENSOR_VERSIONED,
+                            ctypes.cast(_capsule_destructor_versioned, ctypes.c_void_p))
+
+    def _copy(self):
+        """A new Tensor with a copy of this one's elements (DLPack's copy=True)."""
+        make = (_c.sg_tensor_f32, _c.sg_tensor_i32, _c.sg_tensor_bool)[_c.sg_dtype_of(self._h)]
+        shape = _c.sg_shape(self._h)
+        return _wrap(make(self.data_ptr(), shape, _c.sg_rank(self._h)))
 
     def __dlpack_device__(self):
         return (1, 0)  # kDLCPU, device 0
@@ -314,13 +366,24 @@ def _call(fn, *args, extra=()):
 # ---- Making tensors --------------------------------------------------------------------------
 def from_dlpack(obj):
     """A Tensor sharing obj's buffer (no copy): obj has __dlpack__ (NumPy >= 1.22, PyTorch) or
-    is a "dltensor" PyCapsule. Contiguous row-major float32, int32 and bool CPU tensors only;
+    is a "dltensor" or "dltensor_versioned" PyCapsule (asked for with max_version (1, 0) where
+    the producer takes it). Contiguous row-major float32, int32 and bool CPU tensors only;
     anything else raises Error naming the rule. The producer's deleter runs once, when the
     Tensor (and every view of it) is gone."""
-    capsule = obj.__dlpack__() if hasattr(obj, "__dlpack__") else obj
-    p = _capsule_pointer(capsule, _DLTENSOR)  # raises ValueError if consumed or not a capsule
-    # sg_from_dlpack takes ownership in every case, refusals included: mark the capsule used
+    capsule = obj
+    if hasattr(obj, "__dlpack__"):
+        try:  # DLPack 1.x's versioned form where the producer has it
+            capsule = obj.__dlpack__(max_version=(1, 0))
+        except TypeError:  # a producer from before max_version (NumPy 1.2x, PyTorch 1.13)
+            capsule = obj.__dlpack__()
+    # sg_from_dlpack* take ownership in every case, refusals included: mark the capsule used
     # first so its destructor never deletes it again.
+    if _capsule_valid(capsule, _DLTENSOR_VERSIONED):
+        p = _capsule_pointer(capsule, _DLTENSOR_VERSIONED)
+        _capsule_set_name(capsule, _USED_DLTENSOR_VERSIONED)
+        m = ctypes.cast(p, ctypes.POINTER(_DLManagedTensorVersioned))
+        return _wrap(_c.sg_from_dlpack_versioned(m))
+    p = _capsule_pointer(capsule, _DLTENSOR)  # raises ValueError if consumed or not a capsule
     _capsule_set_name(capsule, _USED_DLTENSOR)
     return _wrap(_c.sg_from_dlpack(ctypes.cast(p, ctypes.POINTER(_DLManagedTensor))))
 

@@ -128,6 +128,54 @@ def test_exported_tensor_outlives_python_handle_and_capsule_unconsumed():
     gc.collect()
 
 
+def capsule_name(cap):
+    import ctypes
+    name = ctypes.pythonapi.PyCapsule_GetName
+    name.restype, name.argtypes = ctypes.c_char_p, [ctypes.py_object]
+    return name(cap)
+
+
+def test_versioned_form_when_asked_for():
+    t = sg.random_normal((2, 3), seed=5)
+    cap = t.__dlpack__(max_version=(1, 0))
+    assert capsule_name(cap) == b"dltensor_versioned"
+    back = sg.from_dlpack(cap)
+    assert back.data_ptr() == t.data_ptr()
+    assert capsule_name(cap) == b"used_dltensor_versioned"
+    assert capsule_name(t.__dlpack__()) == b"dltensor"  # no max_version: the 0.6 form
+    assert capsule_name(t.__dlpack__(max_version=(0, 8))) == b"dltensor"
+    del cap
+    unused = sg.ones((3,)).__dlpack__(max_version=(1, 2))
+    del unused  # never consumed: its destructor runs the deleter
+    gc.collect()
+
+
+class VersionedOnly:
+    """A producer of today's protocol: answers max_version, as NumPy 2 and PyTorch 2.x do."""
+
+    def __init__(self, t):
+        self.t, self.asked = t, None
+
+    def __dlpack__(self, stream=None, max_version=None, dl_device=None, copy=None):
+        self.asked = max_version
+        return self.t.__dlpack__(max_version=max_version, copy=copy)
+
+    def __dlpack_device__(self):
+        return (1, 0)
+
+
+def test_from_dlpack_asks_for_the_versioned_form_and_copy_is_a_copy():
+    t = sg.tensor([1.0, 2.0, 3.0])
+    p = VersionedOnly(t)
+    assert sg.from_dlpack(p).data_ptr() == t.data_ptr()
+    assert p.asked == (1, 0)
+    c = sg.from_dlpack(t.__dlpack__(max_version=(1, 0), copy=True))
+    assert c.data_ptr() != t.data_ptr()
+    np.testing.assert_array_equal(c.numpy(), t.numpy())
+    with pytest.raises(BufferError, match="CPU"):
+        t.__dlpack__(dl_device=(2, 0))
+
+
 def test_refusals_raise_with_the_message():
     with pytest.raises(sg.Error, match="not contiguous row-major"):
         sg.from_dlpack(np.ones((4, 4), dtype=np.float32)[:, ::2])
