@@ -84,10 +84,32 @@ typedef struct bench_work {
   double written;   /* of which written */
   double footprint; /* distinct bytes one iteration touches; 0: bytes */
   double items;     /* per iteration: elements of the output, or ops for engine overhead */
-  const char *isa;  /* the roofline to measure against: roofline_isa_of(backend) */
+  /* Kernels that call a library function (bench_kernel_opaque): their least time, from their
+     own rate with the data in cache (bench_kernel_rate), and the nominal FLOPs of theirs that
+     `flops` holds, which the roof leaves out for that time (roof_model.h, kernel_s). */
+  double kernel_s, kernel_flops;
+  const char *isa; /* the roofline to measure against: roofline_isa_of(backend) */
   int threads;
   const char *desc; /* the label's start, e.g. "[4096,1024] over axis 1"; NULL for none */
 } bench_work;
+
+/* ---- Kernels whose arithmetic is not counted ---- */
+
+/* True when slot's FLOPs on backend are nominal: its kernel calls a library function charged
+   OPINFO_TRANSC (SLEEF in the SIMD kernels, libm in the scalar ones) whose work the tables do not
+   count. Such a row's compute bound is the kernel's own rate with its data in cache. */
+bool bench_kernel_opaque(const char *slot, const char *backend);
+
+/* Elements per measurement of a kernel's rate: inputs and outputs stay in L1 or L2. */
+#define BENCH_RATE_N 4096
+/* The least seconds one fn(0, n, ctx) takes, over enough calls to see the best (the data in
+   cache after the first). */
+double bench_kernel_seconds(void (*fn)(int64_t lo, int64_t hi, void *ctx), int64_t n, void *ctx);
+/* Seconds per element of slot's kernel on be with its data in cache, measured once per process
+   (bench_elementwise.c, bench_rows.c): for rows whose op runs the kernel (bench_api.c). 0 when
+   the slot has no such measurement. */
+double bench_ew_rate(const sg_backend *be, const char *slot);
+double bench_rows_rate(const sg_backend *be, const char *slot);
 
 /* After the timing loop: sets items_per_second, bytes_per_second, FLOPS (when flops > 0), AI
    (FLOP per byte), pct_roofline with the roof it used (footprint_bytes, roof_gbs, roof_flags),

@@ -329,7 +329,7 @@ static roof_work api_traffic(const api_case *c) {
     b = (roof_work){.read = 16 * n * n, .written = 8 * n * n};
     seed = 4 * n * n;
     break;
-  case L_ROWS:
+  case L_ROWS: /* slice and pad write only around their box (engine/op_slice.c) */
     if (strcmp(op->name, "argmax") == 0 || strcmp(op->name, "argmin") == 0)
       return (roof_work){.read = 4 * n, .written = 4 * rows};
     if (strcmp(op->name, "reshape") == 0) {
@@ -373,9 +373,13 @@ static roof_work api_traffic(const api_case *c) {
     f = (roof_work){.read = 4 * n, .written = 4 * n};
     b = (roof_work){.read = 8 * n, .written = 4 * n};
     break;
-  case L_IMAGE1: /* 2x2 windows: a quarter out; back: dy (and for max x, y) in, dx out */
+  case L_IMAGE1: /* 2x2 windows: a quarter out */
     f = (roof_work){.read = 4 * n, .written = n};
-    b = (roof_work){.read = strcmp(op->name, "max_pool") == 0 ? 6 * n : n, .written = 4 * n};
+    /* Back (engine/op_pool.c): dx zeroed whole, then the kernels add into it (every tap of a
+       window for avg; for max the first tap equal to y, but over channels some channel's max is
+       in every tap, so every line of dx and x is touched): dy (and for max y and x) in, dx read
+       and written once more. */
+    b = (roof_work){.read = strcmp(op->name, "max_pool") == 0 ? 10 * n : 5 * n, .written = 8 * n};
     seed = n;
     break;
   case L_STEP: /* in place: w and g in, w out; momentum and adam also read and write state */
@@ -440,16 +444,26 @@ static void run_api(bench_state *st, void *arg) {
   bench_leave(&saved);
   if (error) return;
 
-  double n = (double)c->n, flops = 0, items = n;
+  double n = (double)c->n, flops = 0, items = n, kernel_s = 0, kernel_flops = 0;
   if (op->layout == L_MAT) { /* C = A B, then dA = dC B^T and dB = A^T dC */
     flops = 6 * n * n * n, items = n * n;
   } else {
-    if (op->fwd_slot) flops += bench_kernel_flops(op->fwd_slot, c->be->name) * n;
-    if (op->bwd_slot && op->grads && !grad_is_view(op->name))
-      flops += bench_kernel_flops(op->bwd_slot, c->be->name) * n;
+    const char *slots[2] = {
+        op->fwd_slot, op->bwd_slot && op->grads && !grad_is_view(op->name) ? op->bwd_slot : NULL};
+    for (int k = 0; k < 2; k++) {
+      if (!slots[k]) continue;
+      double f = bench_kernel_flops(slots[k], c->be->name) * n;
+      flops += f;
+      if (!bench_kernel_opaque(slots[k], c->be->name)) continue;
+      bool rows = op->layout == L_ROWS || op->layout == L_CE;
+      double rate = rows ? bench_rows_rate(c->be, slots[k]) : bench_ew_rate(c->be, slots[k]);
+      kernel_s += rate * n / c->threads, kernel_flops += f;
+    }
   }
   roof_work tr = api_traffic(c);
   bench_work w = {.flops = flops,
+                  .kernel_s = kernel_s,
+                  .kernel_flops = kernel_flops,
                   .bytes = tr.read + tr.written,
                   .written = tr.written,
                   .footprint = tr.footprint,

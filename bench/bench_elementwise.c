@@ -211,37 +211,71 @@ static ew_traffic traffic_per_element(const ew_op *op) {
   return (ew_traffic){0, 0, 0};
 }
 
+/* j's kernel and buffers for n elements of op on be, as the row runs them. */
+static void ew_setup(const ew_op *op, const sg_backend *be, size_t n, ew_job *j) {
+  float lo0, hi0, lo1, hi1;
+  bench_op_range(op->op, 0, &lo0, &hi0);
+  bench_op_range(op->op, 1, &lo1, &hi1);
+  *j = (ew_job){.kind = op->kind, .f = slot_fn(be, op->offset)};
+  j->a = bench_buffer(0, n, lo0, hi0);
+  j->b = bench_buffer(1, n, lo1, hi1);
+  j->dy = bench_buffer(2, n, -1, 1);
+  j->y = bench_output(3, n);
+  j->y2 = bench_output(4, n);
+  j->ybool = (uint8_t *)j->y;
+  j->cond = bench_buffer_bool(5, n);
+  /* The forward's output where a backward reads it: real values, as in training. */
+  float *fwd_y = bench_output(6, n);
+  if (op->kind == EW_UNARY_BWD) {
+    slot_fn(be, op->fwd_offset).unary(j->a, fwd_y, n);
+    j->saved_x = strcmp(op->saved, "Y") != 0 ? j->a : NULL;
+    j->saved_y = strcmp(op->saved, "X") != 0 ? fwd_y : NULL;
+  } else if (op->kind == EW_BINARY_BWD) {
+    slot_fn(be, op->fwd_offset).binary(j->a, 1, j->b, 1, fwd_y, n);
+    j->saved_y = fwd_y;
+  } else if (op->kind == EW_SGD || op->kind == EW_MOMENTUM || op->kind == EW_ADAM) {
+    /* Weights from the inputs, state from zero; the updates keep them finite and normal. */
+    memcpy(j->y, j->a, n * sizeof(float));
+    memset(j->y2, 0, n * sizeof(float));
+    memset(fwd_y, 0, n * sizeof(float));
+    j->state = fwd_y;
+  }
+}
+
+/* Seconds per element of j's kernel over its first elements (at most BENCH_RATE_N), in cache. */
+static double ew_rate(ew_job *j, int64_t n) {
+  int64_t m = n < BENCH_RATE_N ? n : BENCH_RATE_N;
+  return m > 0 ? bench_kernel_seconds(ew_range, m, j) / (double)m : 0;
+}
+
+typedef struct ew_rate_entry {
+  const sg_backend *be;
+  const ew_op *op;
+  double rate;
+} ew_rate_entry;
+
+double bench_ew_rate(const sg_backend *be, const char *slot) {
+  static ew_rate_entry cache[64];
+  static int cached;
+  const ew_op *op = NULL;
+  for (size_t o = 0; o < N_OPS && !op; o++)
+    if (strcmp(k_ops[o].slot, slot) == 0) op = &k_ops[o];
+  if (!op) return 0;
+  for (int i = 0; i < cached; i++)
+    if (cache[i].be == be && cache[i].op == op) return cache[i].rate;
+  ew_job j;
+  ew_setup(op, be, BENCH_RATE_N, &j);
+  double rate = ew_rate(&j, BENCH_RATE_N);
+  if (cached < 64) cache[cached++] = (ew_rate_entry){be, op, rate};
+  return rate;
+}
+
 static void run_ew(bench_state *st, void *arg) {
   const ew_case *c = arg;
   const ew_op *op = c->op;
   size_t n = (size_t)c->n;
-  float lo0, hi0, lo1, hi1;
-  bench_op_range(op->op, 0, &lo0, &hi0);
-  bench_op_range(op->op, 1, &lo1, &hi1);
-  ew_job j = {.kind = op->kind, .f = slot_fn(c->be, op->offset)};
-  j.a = bench_buffer(0, n, lo0, hi0);
-  j.b = bench_buffer(1, n, lo1, hi1);
-  j.dy = bench_buffer(2, n, -1, 1);
-  j.y = bench_output(3, n);
-  j.y2 = bench_output(4, n);
-  j.ybool = (uint8_t *)j.y;
-  j.cond = bench_buffer_bool(5, n);
-  /* The forward's output where a backward reads it: real values, as in training. */
-  float *fwd_y = bench_output(6, n);
-  if (op->kind == EW_UNARY_BWD) {
-    slot_fn(c->be, op->fwd_offset).unary(j.a, fwd_y, n);
-    j.saved_x = strcmp(op->saved, "Y") != 0 ? j.a : NULL;
-    j.saved_y = strcmp(op->saved, "X") != 0 ? fwd_y : NULL;
-  } else if (op->kind == EW_BINARY_BWD) {
-    slot_fn(c->be, op->fwd_offset).binary(j.a, 1, j.b, 1, fwd_y, n);
-    j.saved_y = fwd_y;
-  } else if (op->kind == EW_SGD || op->kind == EW_MOMENTUM || op->kind == EW_ADAM) {
-    /* Weights from the inputs, state from zero; the updates keep them finite and normal. */
-    memcpy(j.y, j.a, n * sizeof(float));
-    memset(j.y2, 0, n * sizeof(float));
-    memset(fwd_y, 0, n * sizeof(float));
-    j.state = fwd_y;
-  }
+  ew_job j;
+  ew_setup(op, c->be, n, &j);
   /* The engine's chunks: a same-shape binary op and a fill from 2 x BENCH_STREAM_CHUNK elements
      on run in chunks of BENCH_STREAM_CHUNK (engine/engine.h, sg__flat_grain), everything else
      in BENCH_GRAIN. */
@@ -253,12 +287,16 @@ static void run_ew(bench_state *st, void *arg) {
   }
   ew_traffic tr = traffic_per_element(op);
   bench_work w = {.flops = bench_kernel_flops(op->slot, c->be->name) * (double)n,
+                  .kernel_s = bench_kernel_opaque(op->slot, c->be->name)
+                                  ? ew_rate(&j, c->n) * (double)n / c->threads
+                                  : 0,
                   .bytes = (tr.read + tr.written) * (double)n,
                   .written = tr.written * (double)n,
                   .footprint = tr.footprint * (double)n,
                   .items = (double)n,
                   .isa = roofline_isa_of(c->be->name),
                   .threads = c->threads};
+  if (w.kernel_s > 0) w.kernel_flops = w.flops;
   bench_report(st, &w);
 }
 

@@ -59,3 +59,11 @@ double bench_kernel_flops(const char *slot, const char *backend) {
   if (simd > 0 && backend && strcmp(backend, "scalar") != 0) return simd;
   return backward ? f.bwd : f.fwd;
 }
+
+bool bench_kernel_opaque(const char *slot, const char *backend) {
+  bool backward;
+  opinfo_flops f = slot_flops(slot, &backward);
+  double nominal = backward ? f.bwd : f.fwd, simd = backward ? f.simd_bwd : f.simd_fwd;
+  bool scalar = !backend || strcmp(backend, "scalar") == 0;
+  return nominal >= OPINFO_TRANSC && (scalar || simd <= 0);
+}

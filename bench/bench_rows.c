@@ -199,27 +199,69 @@ static void bytes_of(const rw_op *op, double rows, double cols, double *read, do
   }
 }
 
+/* j's kernel and buffers for [rows, cols] of op on be, as the row runs them. */
+static void rw_setup(const rw_op *op, const sg_backend *be, size_t rows, size_t cols, rw_job *j) {
+  size_t n = rows * cols;
+  *j = (rw_job){
+      .kind = op->kind, .f = slot_fn(be, op->offset), .rows = (int64_t)rows, .cols = (int64_t)cols};
+  j->x = bench_buffer(0, n, -4, 4);
+  j->dy = bench_buffer(1, n, -1, 1);
+  float *y = bench_output(2, n);
+  j->y = y;
+  j->out = bench_output(3, n);
+  j->part = bench_output(4, n + 2 * cols); /* batch norm: 2 rows of sums per chunk */
+  j->idx = (int32_t *)j->out;
+  if (op->kind == RW_CE || op->kind == RW_CE_BWD) j->labels = bench_buffer_labels(5, rows, cols);
+  j->a = bench_buffer(6, cols, 0.5f, 1.5f);
+  j->b = bench_buffer(7, cols, -1, 1);
+  /* A backward reads its forward's output: computed here with the same backend. */
+  rw_fn fwd = slot_fn(be, op->fwd_offset ? op->fwd_offset : op->offset);
+  if (op->kind == RW_REDUCE_BWD) fwd.reduce(j->x, rows, cols, 1, y);
+  if (op->kind == RW_REDUCE0_BWD) fwd.reduce(j->x, 1, rows, cols, y);
+  if (op->kind == RW_SOFTMAX_BWD) fwd.softmax(j->x, rows, cols, 1, y);
+  if (op->kind == RW_CE_BWD) fwd.ce(j->labels, j->x, rows, cols, j->part, y);
+}
+
+/* Seconds per element of j's kernel over its first rows (about BENCH_RATE_N elements), in
+   cache. A reduction over axis 0 is timed over axis 1: the same arithmetic per element. */
+static double rw_rate(const rw_job *j) {
+  rw_job r = *j;
+  if (r.kind == RW_REDUCE0) r.kind = RW_REDUCE;
+  if (r.kind == RW_REDUCE0_BWD) r.kind = RW_REDUCE_BWD;
+  int64_t m = BENCH_RATE_N / r.cols;
+  m = m < 1 ? 1 : m > r.rows ? r.rows : m;
+  return m > 0 ? bench_kernel_seconds(rw_range, m, &r) / (double)(m * r.cols) : 0;
+}
+
+typedef struct rw_rate_entry {
+  const sg_backend *be;
+  const rw_op *op;
+  double rate;
+} rw_rate_entry;
+
+double bench_rows_rate(const sg_backend *be, const char *slot) {
+  static rw_rate_entry cache[64];
+  static int cached;
+  const rw_op *op = NULL;
+  for (size_t o = 0; o < N_OPS && !op; o++)
+    if (strcmp(k_ops[o].name, slot) == 0) op = &k_ops[o];
+  if (!op) return 0;
+  for (int i = 0; i < cached; i++)
+    if (cache[i].be == be && cache[i].op == op) return cache[i].rate;
+  size_t cols = BENCH_COLS, rows = (BENCH_RATE_N + cols - 1) / cols;
+  rw_job j;
+  rw_setup(op, be, rows, cols, &j);
+  double rate = rw_rate(&j);
+  if (cached < 64) cache[cached++] = (rw_rate_entry){be, op, rate};
+  return rate;
+}
+
 static void run_rw(bench_state *st, void *arg) {
   const rw_case *c = arg;
   const rw_op *op = c->op;
   size_t rows = (size_t)c->rows, cols = (size_t)c->cols, n = rows * cols;
-  rw_job j = {.kind = op->kind, .f = slot_fn(c->be, op->offset), .rows = c->rows, .cols = c->cols};
-  j.x = bench_buffer(0, n, -4, 4);
-  j.dy = bench_buffer(1, n, -1, 1);
-  float *y = bench_output(2, n);
-  j.y = y;
-  j.out = bench_output(3, n);
-  j.part = bench_output(4, n + 2 * cols); /* batch norm: 2 rows of sums per chunk */
-  j.idx = (int32_t *)j.out;
-  if (op->kind == RW_CE || op->kind == RW_CE_BWD) j.labels = bench_buffer_labels(5, rows, cols);
-  j.a = bench_buffer(6, cols, 0.5f, 1.5f);
-  j.b = bench_buffer(7, cols, -1, 1);
-  /* A backward reads its forward's output: computed here with the same backend. */
-  rw_fn fwd = slot_fn(c->be, op->fwd_offset ? op->fwd_offset : op->offset);
-  if (op->kind == RW_REDUCE_BWD) fwd.reduce(j.x, rows, cols, 1, y);
-  if (op->kind == RW_REDUCE0_BWD) fwd.reduce(j.x, 1, rows, cols, y);
-  if (op->kind == RW_SOFTMAX_BWD) fwd.softmax(j.x, rows, cols, 1, y);
-  if (op->kind == RW_CE_BWD) fwd.ce(j.labels, j.x, rows, cols, j.part, y);
+  rw_job j;
+  rw_setup(op, c->be, rows, cols, &j);
 
   int64_t blocks = 1;
   if (op->kind == RW_REDUCE0 || op->kind == RW_REDUCE0_BWD)
@@ -243,12 +285,16 @@ static void run_rw(bench_state *st, void *arg) {
   double read, written;
   bytes_of(op, (double)rows, (double)cols, &read, &written);
   bench_work w = {.flops = bench_kernel_flops(op->flops_slot, c->be->name) * (double)n,
+                  .kernel_s = bench_kernel_opaque(op->flops_slot, c->be->name)
+                                  ? rw_rate(&j) * (double)n / c->threads
+                                  : 0,
                   .bytes = read + written,
                   .written = written,
                   .items = (double)n,
                   .isa = roofline_isa_of(c->be->name),
                   .threads = c->threads,
                   .desc = desc};
+  if (w.kernel_s > 0) w.kernel_flops = w.flops;
   bench_report(st, &w);
 }
 

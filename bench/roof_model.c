@@ -127,6 +127,7 @@ roof_verdict roof_judge(const roof_figures *f, const roof_caches *c, int threads
     v.compute_s = w->flops / f->peak;
     compute_bad = f->peak_bad;
   }
+  v.compute_s += w->kernel_s;
   double bytes = w->read + w->written;
   if (bytes > 0 && f->n > 0) {
     int lo, hi;

@@ -89,7 +89,11 @@ bool roof_check(const roof_figures *one, const roof_figures *more, bool *suspect
 
 /* What one call of a row does. */
 typedef struct roof_work {
-  double flops;     /* executed arithmetic (FMA-pipe FLOPs for polynomial functions) */
+  double flops; /* executed arithmetic (FMA-pipe FLOPs for polynomial functions) */
+  /* The least compute time of kernels whose arithmetic is not counted (they call a library
+     function: SLEEF, libm): their own rate measured on data in cache, times the size; added to
+     flops / peak, and flops leaves their part out. 0: none. */
+  double kernel_s;
   double read;      /* bytes */
   double written;   /* bytes */
   double footprint; /* distinct bytes; 0: read + written */
@@ -112,7 +116,8 @@ typedef struct roof_verdict {
   unsigned flags;   /* ROOF_FLAG_INCONSISTENT when the bound used a bad figure */
 } roof_verdict;
 
-/* The bound of w with `threads` threads on f: max(flops / peak, memory time), the memory time
+/* The bound of w with `threads` threads on f: max(flops / peak + kernel_s, memory time), the
+   memory time
    from the curves at w's footprint and w's share of reads rho: the read curve at rho = 1, the
    triad curve at rho = 2/3, linear in rho between them; below 2/3 (more writes than a triad),
    where nothing was measured, the faster of the two. */

@@ -117,6 +117,22 @@ Test(roof_model, judge_by_footprint_and_mix) {
   roof_work cb = {.flops = 1e9, .read = 1.0 * MIB, .written = 0.5 * MIB};
   v = roof_judge(&f, &c, 1, &cb);
   cr_expect_float_eq(v.seconds, 1e9 / 100e9, 1e-12);
+  /* A library function's kernel: its measured time is the compute bound (no nominal FLOPs:
+     they can claim more work than the kernel does, and read above 100%), and the peak's
+     consistency flag does not apply to it; beside counted FLOPs, the two add up. */
+  roof_figures bad_peak = f;
+  bad_peak.peak_bad = true;
+  roof_work lib = {.kernel_s = 0.5e-3, .read = 1.0 * MIB, .written = 0.5 * MIB};
+  v = roof_judge(&bad_peak, &c, 1, &lib);
+  cr_expect_float_eq(v.seconds, 0.5e-3, 1e-12);
+  cr_expect_eq(v.flags, 0);
+  lib.flops = 1e9;
+  v = roof_judge(&f, &c, 1, &lib);
+  cr_expect_float_eq(v.seconds, 0.5e-3 + 1e9 / 100e9, 1e-12);
+  lib.flops = 0, lib.kernel_s = 1e-9; /* and the memory time still binds when it is longer */
+  v = roof_judge(&f, &c, 1, &lib);
+  cr_expect_float_eq(v.seconds, v.memory_s, 1e-15);
+  cr_expect_gt(v.memory_s, 1e-9);
   /* Not measured: no bound, the level still. */
   v = roof_judge(NULL, &c, 1, &ro);
   cr_expect_eq(v.seconds, 0);

@@ -76,13 +76,82 @@ static void copy_box(const void *src, const int64_t *sshape, const int64_t *src_
   sg__parallel_for(rows, grain > 1 ? grain : 1, box_range, &b);
 }
 
+/* ---- Filling around a box ---------------------------------------------------------------- */
+
+/* What a box copy does not write: pad's border, and the zeros of slice's gradient. Filling only
+   there, and not the whole tensor before the copy, writes each element once. */
+typedef struct outside_fill {
+  char *dst;
+  size_t es;
+  int rank;
+  int64_t shape[SG_MAX_RANK], lo[SG_MAX_RANK], hi[SG_MAX_RANK]; /* the box is [lo, hi) */
+  unsigned char value[4];                                       /* es bytes */
+} outside_fill;
+
+static void fill_run(const outside_fill *f, char *p, int64_t n) {
+  if (n <= 0) return;
+  if (f->es == 1 || (f->value[0] == 0 && !memcmp(f->value, f->value + 1, f->es - 1))) {
+    memset(p, f->value[0], (size_t)n * f->es);
+    return;
+  }
+  for (int64_t k = 0; k < n; k++) memcpy(p + (size_t)k * f->es, f->value, f->es);
+}
+
+/* Rows [lo, hi) of dst (every axis but the last): a row outside the box on some axis is filled
+   whole, one inside it before and after the box's run. */
+static void outside_range(int64_t lo, int64_t hi, void *arg) {
+  const outside_fill *f = arg;
+  int last = f->rank - 1;
+  int64_t idx[SG_MAX_RANK], rest = lo, width = f->shape[last];
+  for (int d = last - 1; d >= 0; d--) {
+    idx[d] = rest % f->shape[d];
+    rest /= f->shape[d];
+  }
+  for (int64_t row = lo; row < hi; row++) {
+    char *p = f->dst + (size_t)row * (size_t)width * f->es;
+    bool inside = f->hi[last] > f->lo[last];
+    for (int d = 0; d < last && inside; d++) inside = idx[d] >= f->lo[d] && idx[d] < f->hi[d];
+    if (!inside) {
+      fill_run(f, p, width);
+    } else {
+      fill_run(f, p, f->lo[last]);
+      fill_run(f, p + (size_t)f->hi[last] * f->es, width - f->hi[last]);
+    }
+    for (int d = last - 1; d >= 0; d--) {
+      if (++idx[d] < f->shape[d]) break;
+      idx[d] = 0;
+    }
+  }
+}
+
+/* Fills the elements of dst (shape dshape) outside the box of shape `box` at origin with the
+   es-byte value. */
+static void fill_outside_box(void *dst, const int64_t *dshape, const int64_t *origin,
+                             const int64_t *box, int rank, size_t es, const void *value) {
+  if (rank == 0) return; /* the box is the whole scalar */
+  outside_fill f = {.dst = dst, .es = es, .rank = rank};
+  memcpy(f.value, value, es);
+  int64_t rows = 1;
+  for (int d = 0; d < rank; d++) {
+    if (dshape[d] == 0) return;
+    f.shape[d] = dshape[d];
+    f.lo[d] = origin[d];
+    f.hi[d] = origin[d] + box[d];
+    if (d < rank - 1) rows *= dshape[d];
+  }
+  int64_t grain = SG_GRAIN_ELEMENTWISE / dshape[rank - 1];
+  sg__parallel_for(rows, grain > 1 ? grain : 1, outside_range, &f);
+}
+
 /* ---- slice ------------------------------------------------------------------------------ */
 
 static sg_status slice_grad(const sg_node *node, sg_tensor *dy, const bool *need, sg_tensor **dx) {
   if (!need[0]) return SG_OK;
   const sg_node_input *in = &node->inputs[0];
-  dx[0] = sg__new_zeros(SG_F32, in->shape, in->rank);
+  dx[0] = sg__new(SG_F32, in->shape, in->rank);
   if (!dx[0]) return sg_last_status();
+  const float zero = 0.0f;
+  fill_outside_box(dx[0]->data, in->shape, node->iparam, dy->shape, in->rank, sizeof(float), &zero);
   copy_box(dy->data, dy->shape, NULL, dx[0]->data, in->shape, node->iparam, dy->shape, in->rank,
            sizeof(float));
   return SG_OK;
@@ -125,23 +194,6 @@ sg_tensor *sg_slice(sg_tensor *x, const int64_t *begin, const int64_t *size) {
 
 /* ---- pad -------------------------------------------------------------------------------- */
 
-typedef struct fill_ctx {
-  void *y;
-  sg_dtype dtype;
-  float f;
-  int32_t i;
-} fill_ctx;
-
-static void fill_range(int64_t lo, int64_t hi, void *arg) {
-  const fill_ctx *c = arg;
-  if (c->dtype == SG_F32)
-    for (int64_t k = lo; k < hi; k++) ((float *)c->y)[k] = c->f;
-  else if (c->dtype == SG_I32)
-    for (int64_t k = lo; k < hi; k++) ((int32_t *)c->y)[k] = c->i;
-  else
-    memset((uint8_t *)c->y + lo, c->f != 0.0f, (size_t)(hi - lo));
-}
-
 static sg_status pad_grad(const sg_node *node, sg_tensor *dy, const bool *need, sg_tensor **dx) {
   if (!need[0]) return SG_OK;
   const sg_node_input *in = &node->inputs[0];
@@ -176,9 +228,12 @@ sg_tensor *sg_pad(sg_tensor *x, const int64_t *paddings, float value) {
   sg_tensor *y = sg__new(x->dtype, shape, x->rank);
   if (!y) return sg__op_fail(&op);
   /* The pad value in y's dtype: i32 truncates (as sg_cast does), bool is value != 0. */
-  fill_ctx fc = {.y = y->data, .dtype = x->dtype, .f = value};
-  fc.i = value >= -2147483648.0f && value < 2147483648.0f ? (int32_t)value : INT32_MIN;
-  sg__parallel_for(y->numel, SG_GRAIN_ELEMENTWISE, fill_range, &fc);
+  int32_t as_i32 = value >= -2147483648.0f && value < 2147483648.0f ? (int32_t)value : INT32_MIN;
+  uint8_t as_bool = value != 0.0f;
+  const void *fill = x->dtype == SG_F32   ? (const void *)&value
+                     : x->dtype == SG_I32 ? (const void *)&as_i32
+                                          : (const void *)&as_bool;
+  fill_outside_box(y->data, shape, before, x->shape, x->rank, sg__dtype_size(x->dtype), fill);
   copy_box(x->data, x->shape, NULL, y->data, shape, before, x->shape, x->rank,
            sg__dtype_size(x->dtype));
   if (x->dtype == SG_F32) {
