@@ -21,14 +21,14 @@ static sg_ctx g_oom_ctx;
 static void ctx_free(void *p) {
   sg_ctx *c = p;
   tls_ctx = NULL; /* work later in thread exit makes a fresh one */
-  free(c->tracked);
-  free(c->spare_nodes);
-  free(c);
+  sg__free(c->tracked);
+  sg__free(c->spare_nodes);
+  sg__free(c);
 }
 static void make_ctx_key(void) { pthread_key_create(&g_ctx_key, ctx_free); }
 
 static sg_ctx *ctx_attach(void) {
-  sg_ctx *c = calloc(1, sizeof *c);
+  sg_ctx *c = sg__calloc(1, sizeof *c);
   if (!c) return &g_oom_ctx;
   pthread_once(&g_ctx_once, make_ctx_key);
   pthread_setspecific(g_ctx_key, c);

@@ -22,6 +22,8 @@
 #include <stdarg.h>
 #include <stdatomic.h>
 
+#include "engine/alloc.h"
+
 #define SG_TENSOR_LIVE 0x5347544eu /* "SGTN" */
 #define SG_TENSOR_DEAD 0xdeadbeefu
 #define SG_ALIGN 64

@@ -87,7 +87,7 @@ static stats_block *stats_attach(void) {
   stats_block *b = atomic_load_explicit(&g_stats, memory_order_relaxed);
   while (b && atomic_load_explicit(&b->busy, memory_order_relaxed)) b = b->next;
   if (!b) {
-    b = calloc(1, sizeof *b);
+    b = sg__calloc(1, sizeof *b);
     if (b) {
       b->next = atomic_load_explicit(&g_stats, memory_order_relaxed);
       atomic_store_explicit(&g_stats, b, memory_order_release);
@@ -192,7 +192,7 @@ static void cache_push(block_cache *c, int cls, sg_storage *s) {
 static void cache_drain(block_cache *c) {
   for (int i = 0; i < N_CLASSES; i++) {
     sg_storage *s;
-    while ((s = cache_pop(c, i)) != NULL) free(s);
+    while ((s = cache_pop(c, i)) != NULL) sg__free(s);
   }
 }
 
@@ -213,7 +213,7 @@ static sg_storage *block_new(size_t capacity) {
   size_t align = capacity >= HUGE_ALIGN ? HUGE_ALIGN : SG_ALIGN;
   size_t total = SG_ALIGN + capacity;
   total = (total + align - 1) / align * align;
-  void *block = aligned_alloc(align, total);
+  void *block = sg__aligned_alloc(align, total);
   if (!block) return NULL;
 #ifdef MADV_HUGEPAGE
   if (align == HUGE_ALIGN) madvise(block, total, MADV_HUGEPAGE);
@@ -252,7 +252,7 @@ sg_storage *sg__storage_new(size_t bytes) {
 /* The caller's buffer: a header of its own (malloc'd, never cached), no bytes counted, since
    the engine neither holds nor can give back that memory. */
 sg_storage *sg__storage_wrap(void *data, size_t bytes, sg_deleter deleter, void *ctx) {
-  sg_storage *s = malloc(sizeof *s);
+  sg_storage *s = sg__malloc(sizeof *s);
   if (!s) return NULL;
   atomic_init(&s->refs, 1);
   s->bytes = 0;
@@ -268,7 +268,7 @@ sg_storage *sg__storage_wrap(void *data, size_t bytes, sg_deleter deleter, void 
 static void release_wrapped(sg_storage *s) {
   sg_deleter deleter = s->deleter;
   void *data = s->data, *ctx = s->deleter_ctx;
-  free(s);
+  sg__free(s);
   if (deleter) deleter(data, ctx);
 }
 
@@ -286,13 +286,13 @@ void sg__storage_release(sg_storage *s) {
   size_t capacity;
   int cls = size_class(s->bytes, &capacity);
   if (!CACHE_ENABLED || cls < 0 || capacity != s->bytes) {
-    free(s);
+    sg__free(s);
     return;
   }
   if (capacity < SMALL_LIMIT) {
     stats_block *b = tls_stats; /* count_bytes above attached it (NULL only on OOM) */
     if (!b || b->cache.bytes + (long long)capacity > THREAD_CACHE_MAX) {
-      free(s);
+      sg__free(s);
       return;
     }
     cache_push(&b->cache, cls, s);
@@ -301,7 +301,7 @@ void sg__storage_release(sg_storage *s) {
   pthread_mutex_lock(&g_shared_lock);
   if (g_shared.bytes + (long long)capacity > SHARED_CACHE_MAX) {
     pthread_mutex_unlock(&g_shared_lock);
-    free(s);
+    sg__free(s);
     return;
   }
   cache_push(&g_shared, cls, s);
