@@ -99,7 +99,9 @@ sg_tensor *sg__copy(const sg_tensor *src);
 void sg__release(sg_tensor *t);
 /* Frees a header whose last reference is gone. */
 void sg__tensor_free(sg_tensor *t);
-void sg__count_tensor(int delta);
+/* Counts tensors made (+1) or freed (-1) on this thread; false when the thread's figures cannot
+   be allocated (a new tensor must then fail). */
+bool sg__count_tensor(int delta);
 /* The calling thread's running totals of tensors made and storage bytes handed out (reuses of
    cached blocks included), for the profiler's per-call allocation figures. */
 void sg__thread_allocations(int64_t *tensors, int64_t *bytes);
@@ -184,6 +186,8 @@ typedef struct sg_ctx {
 } sg_ctx;
 
 sg_ctx *sg__ctx(void);
+/* False for the shared context of threads whose own could not be allocated (engine/context.c). */
+bool sg__ctx_keeps_spares(const sg_ctx *c);
 
 /* ---- Ops and the tape ----------------------------------------------------------------------- */
 

@@ -80,7 +80,9 @@ static void bump(atomic_llong *v, long long delta) {
 }
 
 /* The calling thread's block: adopts a free one or makes one, and arms the thread-exit hook.
-   NULL only if malloc fails (the counts are then lost, nothing else). */
+   NULL only if malloc fails: storage and tensors are then refused (sg__storage_new,
+   sg__count_tensor), and only a count going down can be lost (a tensor made on another thread
+   and dropped here). */
 static stats_block *stats_attach(void) {
   pthread_once(&g_exit_once, make_exit_key);
   pthread_mutex_lock(&g_stats_lock);
@@ -123,11 +125,12 @@ static void note_peak(long long now) {
   }
 }
 
-void sg__count_tensor(int delta) {
+bool sg__count_tensor(int delta) {
   stats_block *b = my_stats();
-  if (!b) return;
+  if (!b) return false;
   bump(&b->tensors, delta);
   if (delta > 0) b->made += delta;
+  return true;
 }
 
 void sg__thread_allocations(int64_t *tensors, int64_t *bytes) {
@@ -225,7 +228,8 @@ static sg_storage *block_new(size_t capacity) {
 }
 
 sg_storage *sg__storage_new(size_t bytes) {
-  if (bytes > SIZE_MAX / 2) return NULL;
+  /* Bytes this thread could not count would leave sg_memory() off for good. */
+  if (bytes > SIZE_MAX / 2 || !my_stats()) return NULL;
   size_t capacity;
   int cls = size_class(bytes, &capacity);
   sg_storage *s = NULL;

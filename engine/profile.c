@@ -55,6 +55,8 @@ static uint64_t g_t0; /* session start, under g_lock */
 static pthread_once_t g_key_once = PTHREAD_ONCE_INIT;
 static pthread_key_t g_key; /* marks a thread's record exited when the thread ends */
 static _Thread_local tbuf *tls_buf;
+/* Calls dropped by threads whose record could not be allocated (they have none to count in). */
+static atomic_llong g_dropped_unrecorded;
 
 static uint64_t now_ns(void) {
   struct timespec ts;
@@ -178,7 +180,10 @@ static void open_call(sg_op *op, const char *name, const char *kernel, const cha
   const char *backend = sg__backend()->name;
   op->prof = false;
   tbuf *b = lock_current();
-  if (!b) return;
+  if (!b) {
+    atomic_fetch_add_explicit(&g_dropped_unrecorded, 1, memory_order_relaxed);
+    return;
+  }
   op->prof = true;
   op->prof_gen = b->epoch;
   op->prof_call = -1;
@@ -327,6 +332,7 @@ sg_status sg_profile_begin(void) {
   }
   prune_exited();
   atomic_store(&g_threads, 0);
+  atomic_store(&g_dropped_unrecorded, 0);
   g_t0 = now_ns();
   atomic_fetch_add_explicit(&g_gen, 1, memory_order_release);
   atomic_store(&sg__profiling, true);
@@ -439,7 +445,10 @@ static bool gather(sg_profile *p, uint32_t gen, uint64_t t_end) {
   }
   sg__free(names);
   sg__free(bufs);
-  if (ok) p->n_calls = off;
+  if (ok) {
+    p->n_calls = off;
+    p->dropped += atomic_exchange(&g_dropped_unrecorded, 0);
+  }
   return ok;
 }
 

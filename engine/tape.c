@@ -23,6 +23,7 @@ typedef struct scope_string {
 struct sg_tape {
   node_block *first, *last; /* nodes in recording order */
   size_t n_nodes;
+  size_t n_blocks;      /* may hold one more block than the nodes fill (a record that failed) */
   size_t total_inputs;  /* sizes the id maps of back-propagation */
   scope_string *scopes; /* interned scope paths, newest first */
 };
@@ -71,7 +72,7 @@ sg_node *sg__record(sg_op *op, sg_grad_fn grad, sg_tensor *const *inputs, int n_
   sg_ctx *c = sg__ctx();
   sg_tape *t = c->tape;
   size_t slot = t->n_nodes % NODES_PER_BLOCK;
-  if (slot == 0) {
+  if (t->n_nodes == t->n_blocks * NODES_PER_BLOCK) {
     /* A block is ~160 KiB, above malloc's mmap threshold: reusing the thread's spare saves an
        mmap, a munmap and the page faults between them on every tape. */
     node_block *b = NULL;
@@ -87,6 +88,7 @@ sg_node *sg__record(sg_op *op, sg_grad_fn grad, sg_tensor *const *inputs, int n_
     else
       t->first = b;
     t->last = b;
+    t->n_blocks++;
   }
   sg_node *n = &t->last->nodes[slot];
   n->n_saved = 0;
@@ -95,9 +97,10 @@ sg_node *sg__record(sg_op *op, sg_grad_fn grad, sg_tensor *const *inputs, int n_
   n->op = op->name;
   n->grad = grad;
   n->scope = intern_scope(t, c->path);
+  if (!n->scope) goto oom;
   n->inputs = n_inputs <= SG_NODE_INLINE_INPUTS ? n->inline_inputs
                                                 : sg__malloc((size_t)n_inputs * sizeof *n->inputs);
-  if (!n->scope || !n->inputs) goto oom;
+  if (!n->inputs) goto oom;
   n->n_inputs = n_inputs;
   for (int i = 0; i < n_inputs; i++) {
     sg_node_input *in = &n->inputs[i];
@@ -147,7 +150,7 @@ static void tape_free(sg_tape *t) {
   sg_ctx *c = sg__ctx();
   for (node_block *b = t->first; b;) {
     node_block *next = b->next;
-    if (!c->spare_nodes)
+    if (!c->spare_nodes && sg__ctx_keeps_spares(c))
       c->spare_nodes = b;
     else
       sg__free(b);

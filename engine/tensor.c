@@ -72,7 +72,8 @@ static sg_tensor *wrap(sg_storage *s, sg_dtype dtype, const int64_t *shape, int 
                        int64_t numel) {
   thread_headers *h = my_headers();
   sg_tensor *t = header_alloc(h);
-  if (!t) {
+  if (!t || !sg__count_tensor(1)) {
+    if (t) header_free(t);
     sg__storage_release(s);
     sg__error(SG_ERR_OOM, NULL, "out of memory for a tensor header");
     return NULL;
@@ -89,7 +90,6 @@ static sg_tensor *wrap(sg_storage *s, sg_dtype dtype, const int64_t *shape, int 
   t->data = s->data;
   t->owner = NULL;
   t->scope_slot = 0;
-  sg__count_tensor(1);
   if (!sg__scope_track(t)) {
     sg__tensor_free(t);
     return NULL;
