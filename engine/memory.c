@@ -227,9 +227,34 @@ static sg_storage *block_new(size_t capacity) {
   return s;
 }
 
+/* The bytes every thread's cache and the shared one keep. */
+static long long total_cached(void) {
+  long long sum = atomic_load_explicit(&g_shared_bytes, memory_order_relaxed);
+  for (stats_block *b = atomic_load_explicit(&g_stats, memory_order_acquire); b; b = b->next)
+    sum += atomic_load_explicit(&b->cached, memory_order_relaxed);
+  return sum;
+}
+
+/* The memory limit: false (and the refusal noted for the error) when `bytes` more would take
+   live tensors above it; else, when the caches would take the total above it, releases this
+   thread's and the shared cache first. Threads allocating at the same time each see the
+   others' bytes only once made, so together they can overshoot by what they ask at once. */
+static bool within_limit(size_t bytes, long long limit) {
+  long long live = total_bytes();
+  if ((long long)bytes > limit - live) {
+    sg__ctx()->refusal = (sg_refusal){true, (int64_t)bytes, live, limit};
+    return false;
+  }
+  if ((long long)bytes + total_cached() > limit - live) sg_memory_release_cache();
+  return true;
+}
+
 sg_storage *sg__storage_new(size_t bytes) {
+  sg__ctx()->refusal.refused = false;
   /* Bytes this thread could not count would leave sg_memory() off for good. */
   if (bytes > SIZE_MAX / 2 || !my_stats()) return NULL;
+  long long limit = sg__memory_limit_now();
+  if (limit > 0 && !within_limit(bytes, limit)) return NULL;
   size_t capacity;
   int cls = size_class(bytes, &capacity);
   sg_storage *s = NULL;

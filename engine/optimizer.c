@@ -92,7 +92,7 @@ static bool make_state(sg_optimizer *o, sg_tensor *const *vars, int n) {
   return true;
 oom:
   free_state(o);
-  sg__error(SG_ERR_OOM, "optimizer_step", "out of memory for the optimizer state");
+  sg__oom("optimizer_step", "the optimizer state");
   return false;
 }
 

@@ -13,7 +13,7 @@ bool sg__scope_track(sg_tensor *t) {
     size_t cap = c->cap_tracked ? c->cap_tracked * 2 : 256;
     sg_tensor **grown = sg__realloc(c->tracked, cap * sizeof *grown);
     if (!grown) {
-      sg__error(SG_ERR_OOM, NULL, "out of memory tracking tensors in scope");
+      sg__oom(NULL, "the scope's list of tensors");
       return false;
     }
     c->tracked = grown;

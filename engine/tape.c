@@ -261,7 +261,14 @@ static sg_status backprop(sg_tape *t, sg_tensor *y, sg_tensor *dy, sg_tensor *co
          the node's scope, with summing into an existing gradient nested in it. */
       sg_op frame = {.prof = false};
       if (__builtin_expect(sg__profile_on(), 0)) sg__profile_grad_begin(&frame, nd, gy);
+      /* An out-of-memory error in the gradient names the node's op. */
+      sg_ctx *c = sg__ctx();
+      const char *outer = c->op_name;
+      c->op_name = nd->op;
+      c->op_backward = true;
       st = nd->grad(nd, gy, needp, dx);
+      c->op_name = outer;
+      c->op_backward = false;
       if (frame.prof) sg__profile_grad_outputs(&frame, dx, nd->n_inputs);
       for (int k = 0; k < nd->n_inputs; k++) {
         if (!dx[k]) continue;
@@ -330,7 +337,9 @@ sg_status sg_tape_end(sg_tensor *y, sg_tensor *dy, sg_tensor *const *xs, int n, 
   sg_fpmode fp;
   sg__fpmode_enter(&fp); /* Note [FP mode]: gradient kernels run outside any op frame too */
   sg_status st = check_tape_args(y, dy, xs, n, grads);
+  const char *outer = sg__name_begin(c, "tape_end");
   if (st == SG_OK) st = backprop(t, y, dy, xs, n, grads);
+  sg__name_end(c, outer);
   tape_free(t);
   sg__fpmode_leave(&fp);
   return st;

@@ -75,7 +75,7 @@ static sg_tensor *wrap(sg_storage *s, sg_dtype dtype, const int64_t *shape, int 
   if (!t || !sg__count_tensor(1)) {
     if (t) header_free(t);
     sg__storage_release(s);
-    sg__error(SG_ERR_OOM, NULL, "out of memory for a tensor header");
+    sg__oom(NULL, "a tensor header");
     return NULL;
   }
   t->magic = SG_TENSOR_LIVE;
@@ -103,8 +103,8 @@ sg_tensor *sg__new(sg_dtype dtype, const int64_t *shape, int rank) {
   sg_storage *s = sg__storage_new((size_t)numel * sg__dtype_size(dtype));
   if (!s) {
     char buf[SG_SHAPE_STR_MAX];
-    sg__error(SG_ERR_OOM, NULL, "out of memory for a %s tensor of shape %s", sg__dtype_name(dtype),
-              sg__shape_str(shape, rank, buf, sizeof buf));
+    sg__oom(NULL, "a %s tensor of shape %s", sg__dtype_name(dtype),
+            sg__shape_str(shape, rank, buf, sizeof buf));
     return NULL;
   }
   return wrap(s, dtype, shape, rank, numel);
