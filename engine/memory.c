@@ -7,6 +7,7 @@
  * - large blocks in one process-wide cache under a mutex (its cost is nothing next to
  *   touching a megabyte), 2 MiB aligned and advised MADV_HUGEPAGE.
  * sg_memory_release_cache() returns the calling thread's and the shared cache to the system.
+ * The memory limit (engine/memory_limit.c) is enforced where storage is made, sg__storage_new.
  * Wrapped storage (the caller's buffer, sg_tensor_wrap_f32) bypasses all of this: a malloc'd
  * header, no bytes counted, the caller's deleter instead of the cache on release.
  *

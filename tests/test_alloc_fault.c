@@ -227,8 +227,9 @@ fail:;
   return st;
 }
 
-/* A profiled forward and backward; the checksum counts its calls (a call the profiler could not
-   record is counted as dropped, so recorded + dropped is fixed) and its nodes and ops. */
+/* A profiled forward and backward, printed and written as a trace; the checksum counts its calls
+   (a call the profiler could not record is counted as dropped, so recorded + dropped is
+   fixed). */
 static sg_status profile(double *checksum) {
   TRY(sg_profile_begin() == SG_OK);
   sg_status st = unary_binary(checksum); /* ends the profile itself if it fails */
@@ -241,8 +242,9 @@ static sg_status profile(double *checksum) {
     sg_profile_print(p, devnull);
     fclose(devnull);
   }
+  st = sg_profile_write_trace(p, "/dev/null");
   sg_profile_free(p);
-  return SG_OK;
+  return st;
 fail:
   return failed();
 }
@@ -255,7 +257,7 @@ typedef struct run {
   bool fired;      /* the planned failure happened */
   sg_status first, second;
   double sum_first, sum_second;
-  char error[1024];
+  char error[1024], second_error[1024];
 } run;
 
 static void *run_thread(void *arg) {
@@ -270,6 +272,7 @@ static void *run_thread(void *arg) {
   sg_clear_error();
   r->sum_second = NAN;
   r->second = r->fn(&r->sum_second);
+  snprintf(r->second_error, sizeof r->second_error, "%s", sg_last_error());
   return NULL;
 }
 
@@ -329,7 +332,7 @@ static int check_program(program_fn fn, char *why, size_t size) {
           problem = detail;
     else if (r.second != SG_OK || !close_to(r.sum_second, clean.sum_first))
       snprintf(detail, sizeof detail, "the next run on the thread failed (%d) or differs: %s",
-               (int)r.second, sg_last_error()),
+               (int)r.second, r.second_error),
           problem = detail;
     else if (now.tensors != base.tensors || now.bytes != base.bytes)
       snprintf(detail, sizeof detail, "live tensors %lld (%lld bytes), baseline %lld (%lld bytes)",
