@@ -190,6 +190,35 @@ fail:
   return failed();
 }
 
+/* A tensor on the caller's buffer: its deleter must run exactly once, whatever fails. */
+static void count_deletes(void *data, void *ctx) {
+  (void)data;
+  ++*(int *)ctx;
+}
+
+static sg_status wrapped(double *checksum) {
+  static float buf[6 * 20];
+  for (int i = 0; i < 6 * 20; i++) buf[i] = (float)(i % 7) * 0.25f - 0.5f;
+  int deletes = 0;
+  sg_status st = SG_OK;
+  sg_scope_begin("wrapped");
+  sg_tensor *w = sg_tensor_wrap_f32(buf, (int64_t[]){k_rows, k_cols}, 2, count_deletes, &deletes);
+  TRY(w && sg_tape_begin() == SG_OK);
+  sg_tensor *v = OP("reshape", sg_reshape(w, (int64_t[]){-1}, 1));
+  sg_tensor *l = sum_all(OP("mul", sg_mul(v, OP("exp", sg_exp(v)))));
+  TRY(backward(l, &w, 1, checksum) == SG_OK);
+  sg_scope_end(NULL, 0);
+  goto done;
+fail:
+  st = failed();
+done:
+  if (deletes != 1) {
+    fprintf(stderr, "the deleter ran %d times\n", deletes);
+    return SG_ERR_STATE;
+  }
+  return st;
+}
+
 /* Two steps of a two-layer model with Adam (its state is made on the first step). */
 static sg_status train_step(double *checksum) {
   sg_optimizer *opt = sg_adam(0.01f, 0.9f, 0.999f, 1e-8f);
@@ -369,6 +398,7 @@ Test(alloc_fault, shape_ops) { check(shape_ops, "shape_ops"); }
 Test(alloc_fault, matmul_and_its_packing_buffers) { check(matmul, "matmul"); }
 Test(alloc_fault, conv_pool_and_norm) { check(conv_pool_norm, "conv_pool_norm"); }
 Test(alloc_fault, training_step) { check(train_step, "train_step"); }
+Test(alloc_fault, wrapped_tensor) { check(wrapped, "wrapped"); }
 Test(alloc_fault, profile) { check(profile, "profile"); }
 
 /* ---- The harness must be able to fail ---------------------------------------------------- */
