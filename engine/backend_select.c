@@ -1,6 +1,7 @@
 /* Start-up: CPU detection, the backend tables (each ISA starts from the one below it and
- * overrides what it vectorises), the choice of backend and debug mode; the thread count is read
- * here too, by engine/parallel.c's sg__threads_init. */
+ * overrides what it vectorises), the choice of backend and debug mode; the thread count and the
+ * memory limit are read here too (engine/parallel.c's sg__threads_init, engine/memory_limit.c's
+ * sg__memory_limit_init). */
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -29,7 +30,7 @@ static _Atomic(const sg_backend *) g_current;
 static int g_best;
 static sg_cpu_info g_cpu;
 static char g_features[256];
-static char g_init_problem[256]; /* an environment setting start-up could not use, for sg_init */
+static char g_init_problem[512]; /* environment settings start-up could not use, for sg_init */
 static atomic_bool g_debug;
 static pthread_once_t g_once = PTHREAD_ONCE_INIT;
 
@@ -94,6 +95,12 @@ static void init_once(void) {
   }
   if (!sg__threads_init(g_init_problem, sizeof g_init_problem))
     fprintf(stderr, "simdgrad: %s\n", g_init_problem);
+  char memory[sizeof g_init_problem / 2];
+  if (!sg__memory_limit_init(memory, sizeof memory)) {
+    fprintf(stderr, "simdgrad: %s\n", memory);
+    size_t used = strlen(g_init_problem);
+    snprintf(g_init_problem + used, sizeof g_init_problem - used, "%s%s", used ? "; " : "", memory);
+  }
   const char *denv = getenv("SIMDGRAD_DEBUG");
   atomic_store(&g_debug, denv && *denv && strcmp(denv, "0") != 0);
   /* Last: a thread that sees g_current set skips pthread_once, so everything else must be

@@ -14,22 +14,27 @@
 static _Thread_local sg_ctx *tls_ctx __attribute__((tls_model("initial-exec")));
 static pthread_key_t g_ctx_key;
 static pthread_once_t g_ctx_once = PTHREAD_ONCE_INIT;
-/* Only when a context cannot be allocated: threads then share it (their errors and scopes may
-   mix), which beats crashing a program that is out of memory anyway. */
+/* Only when a context cannot be allocated: the thread keeps it for good (a context made later
+   would not know the scopes or tape opened on this one), and threads in that state share it
+   (their errors and scopes may mix), which beats crashing a program that is out of memory
+   anyway. It keeps no spare tape block (sg__ctx_keeps_spares), so that nothing of a thread
+   that used it outlives the thread. */
 static sg_ctx g_oom_ctx;
+
+bool sg__ctx_keeps_spares(const sg_ctx *c) { return c != &g_oom_ctx; }
 
 static void ctx_free(void *p) {
   sg_ctx *c = p;
   tls_ctx = NULL; /* work later in thread exit makes a fresh one */
-  free(c->tracked);
-  free(c->spare_nodes);
-  free(c);
+  sg__free(c->tracked);
+  sg__free(c->spare_nodes);
+  sg__free(c);
 }
 static void make_ctx_key(void) { pthread_key_create(&g_ctx_key, ctx_free); }
 
 static sg_ctx *ctx_attach(void) {
-  sg_ctx *c = calloc(1, sizeof *c);
-  if (!c) return &g_oom_ctx;
+  sg_ctx *c = sg__calloc(1, sizeof *c);
+  if (!c) return tls_ctx = &g_oom_ctx;
   pthread_once(&g_ctx_once, make_ctx_key);
   pthread_setspecific(g_ctx_key, c);
   tls_ctx = c;

@@ -5,12 +5,21 @@
 #include "engine.h"
 #include "engine/fpmode.h"
 
+/* sg__new, its out-of-memory error naming op. */
+static sg_tensor *new_named(const char *op, sg_dtype dtype, const int64_t *shape, int rank) {
+  sg_ctx *c = sg__ctx();
+  const char *outer = sg__name_begin(c, op);
+  sg_tensor *t = sg__new(dtype, shape, rank);
+  sg__name_end(c, outer);
+  return t;
+}
+
 static sg_tensor *from_data(const void *data, sg_dtype dtype, const int64_t *shape, int rank,
                             const char *op) {
   sg__ensure_init();
   int64_t numel;
   if (!sg__check_shape(shape, rank, op, &numel)) return NULL;
-  sg_tensor *t = sg__new(dtype, shape, rank);
+  sg_tensor *t = new_named(op, dtype, shape, rank);
   if (!t) return NULL;
   size_t bytes = (size_t)numel * sg__dtype_size(dtype);
   if (data)
@@ -55,7 +64,7 @@ static sg_tensor *filled(const int64_t *shape, int rank, float v, const char *op
   sg__ensure_init();
   int64_t numel;
   if (!sg__check_shape(shape, rank, op, &numel)) return NULL;
-  sg_tensor *t = sg__new(SG_F32, shape, rank);
+  sg_tensor *t = new_named(op, SG_F32, shape, rank);
   if (t) sg__fill(sg__f32(t), numel, v);
   return t;
 }
@@ -87,7 +96,7 @@ sg_tensor *sg_random_uniform(const int64_t *shape, int rank, float lo, float hi,
     sg__error(SG_ERR_ARG, "random_uniform", "need finite lo <= hi, got [%g, %g]", lo, hi);
     return NULL;
   }
-  sg_tensor *t = sg__new(SG_F32, shape, rank);
+  sg_tensor *t = new_named("random_uniform", SG_F32, shape, rank);
   if (!t) return NULL;
   uint64_t key = mix64(seed);
   sg_fpmode fp;
@@ -110,7 +119,7 @@ sg_tensor *sg_random_normal(const int64_t *shape, int rank, float mean, float st
               stddev);
     return NULL;
   }
-  sg_tensor *t = sg__new(SG_F32, shape, rank);
+  sg_tensor *t = new_named("random_normal", SG_F32, shape, rank);
   if (!t) return NULL;
   uint64_t key = mix64(seed);
   sg_fpmode fp;

@@ -24,7 +24,7 @@ static void export_deleter(DLManagedTensor *m) {
   sg_tensor *t = m->manager_ctx;
   /* The reference sg_to_dlpack took, not the caller's (which the scope may still track). */
   sg__release(t);
-  free(m);
+  sg__free(m);
 }
 
 void sg__dl_describe(DLTensor *d, int64_t *shape, int64_t *strides, const sg_tensor *t,
@@ -57,7 +57,7 @@ void sg__dl_describe(DLTensor *d, int64_t *shape, int64_t *strides, const sg_ten
 DLManagedTensor *sg_to_dlpack(sg_tensor *t) {
   const char *op = "to_dlpack";
   if (!sg__check(t, op, "t")) return NULL;
-  sg_dl_export *e = calloc(1, sizeof *e);
+  sg_dl_export *e = sg__calloc(1, sizeof *e);
   if (!e) {
     sg__error(SG_ERR_OOM, op, "out of memory for a DLManagedTensor");
     return NULL;

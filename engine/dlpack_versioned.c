@@ -21,13 +21,13 @@ typedef struct sg_dl_export_versioned {
 
 static void export_deleter(DLManagedTensorVersioned *m) {
   sg__release(m->manager_ctx); /* the reference sg_to_dlpack_versioned took */
-  free(m);
+  sg__free(m);
 }
 
 DLManagedTensorVersioned *sg_to_dlpack_versioned(sg_tensor *t) {
   const char *op = "to_dlpack_versioned";
   if (!sg__check(t, op, "t")) return NULL;
-  sg_dl_export_versioned *e = calloc(1, sizeof *e);
+  sg_dl_export_versioned *e = sg__calloc(1, sizeof *e);
   if (!e) {
     sg__error(SG_ERR_OOM, op, "out of memory for a DLManagedTensorVersioned");
     return NULL;

@@ -22,6 +22,8 @@
 #include <stdarg.h>
 #include <stdatomic.h>
 
+#include "engine/alloc.h"
+
 #define SG_TENSOR_LIVE 0x5347544eu /* "SGTN" */
 #define SG_TENSOR_DEAD 0xdeadbeefu
 #define SG_ALIGN 64
@@ -98,7 +100,9 @@ sg_tensor *sg__copy(const sg_tensor *src);
 void sg__release(sg_tensor *t);
 /* Frees a header whose last reference is gone. */
 void sg__tensor_free(sg_tensor *t);
-void sg__count_tensor(int delta);
+/* Counts tensors made (+1) or freed (-1) on this thread; false when the thread's figures cannot
+   be allocated (a new tensor must then fail). */
+bool sg__count_tensor(int delta);
 /* The calling thread's running totals of tensors made and storage bytes handed out (reuses of
    cached blocks included), for the profiler's per-call allocation figures. */
 void sg__thread_allocations(int64_t *tensors, int64_t *bytes);
@@ -168,6 +172,12 @@ typedef struct sg_scope_frame {
   size_t first_slot; /* first tracked-list index of this scope */
 } sg_scope_frame;
 
+/* Why the last storage request of a thread failed, for its error (engine/memory_limit.c). */
+typedef struct sg_refusal {
+  bool refused; /* the memory limit said no, not the system */
+  int64_t bytes, live, limit;
+} sg_refusal;
+
 typedef struct sg_ctx {
   sg_status status;
   char error[1024];
@@ -180,9 +190,25 @@ typedef struct sg_ctx {
   sg_tape *tape;     /* the open tape, NULL if none */
   void *spare_nodes; /* a tape's first node block, kept for the next tape (tape.c) */
   int op_depth;      /* >1 inside a composite op: inner ops do not record */
+  /* The public function under way, outermost first (an op, a creation function, tape_end's
+     gradient of op_name when op_backward): what an out-of-memory error names. */
+  const char *op_name;
+  bool op_backward;
+  sg_refusal refusal;
 } sg_ctx;
 
 sg_ctx *sg__ctx(void);
+/* False for the shared context of threads whose own could not be allocated (engine/context.c). */
+bool sg__ctx_keeps_spares(const sg_ctx *c);
+/* Names op, a public function that allocates outside an op frame (creation, sg_tape_end), in
+   the out-of-memory errors of what it allocates, unless an outer one is named already. Returns
+   the name to put back with sg__name_end. */
+static inline const char *sg__name_begin(sg_ctx *c, const char *op) {
+  const char *outer = c->op_name;
+  if (!outer) c->op_name = op;
+  return outer;
+}
+static inline void sg__name_end(sg_ctx *c, const char *outer) { c->op_name = outer; }
 
 /* ---- Ops and the tape ----------------------------------------------------------------------- */
 
@@ -196,6 +222,7 @@ typedef struct sg_op {
   uint32_t prof_gen; /* epoch of this thread's profile record when the call opened */
   int32_t prof_call; /* the call's index in this thread's record, -1 when dropped */
   sg_fpmode fp;      /* the caller's FP mode, given back when the op leaves */
+  bool named;        /* this op set the context's op_name */
 } sg_op;
 
 /* Enters an op. Returns false (with the error set) only if the engine cannot start. */
@@ -258,8 +285,18 @@ sg_tensor *sg__reduce_to_shape(sg_tensor *g, const int64_t *shape, int rank);
 
 /* ---- Storage --------------------------------------------------------------------------------- */
 
-/* 64-byte aligned storage; accounted in sg_memory(). */
+/* 64-byte aligned storage; accounted in sg_memory(). NULL when the system has no memory or the
+   memory limit refuses it: report that with sg__oom. */
 sg_storage *sg__storage_new(size_t bytes);
+/* Sets SG_ERR_OOM for an allocation that failed: "<op>: out of memory for <what>", or, after
+   sg__storage_new refused it for the memory limit, the bytes asked, held and allowed. op NULL:
+   the public function under way (ctx->op_name). Returns SG_ERR_OOM. */
+sg_status sg__oom(const char *op, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* The memory limit in bytes (0: none), without start-up. */
+int64_t sg__memory_limit_now(void);
+/* Reads SIMDGRAD_MEMORY_LIMIT at start-up; false with problem[] describing a value it could not
+   use (the engine then has no limit). */
+bool sg__memory_limit_init(char *problem, size_t size);
 /* Storage on the caller's buffer (its bytes are not counted by sg_memory()); deleter(data, ctx)
    runs when the last reference goes. NULL on OOM, without calling the deleter. */
 sg_storage *sg__storage_wrap(void *data, size_t bytes, sg_deleter deleter, void *ctx);

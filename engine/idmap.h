@@ -7,6 +7,8 @@
 #include <stdint.h>
 #include <stdlib.h>
 
+#include "engine/alloc.h"
+
 typedef struct sg_idmap {
   uint64_t *keys; /* 0 = empty (ids start at 1) */
   void **vals;
@@ -22,16 +24,16 @@ static inline size_t sg_idmap_slot(const sg_idmap *m, uint64_t key) {
 static inline bool sg_idmap_init(sg_idmap *m, size_t expected) {
   size_t cap = 16;
   while (cap < expected * 2) cap *= 2;
-  m->keys = calloc(cap, sizeof *m->keys);
-  m->vals = calloc(cap, sizeof *m->vals);
+  m->keys = sg__calloc(cap, sizeof *m->keys);
+  m->vals = sg__calloc(cap, sizeof *m->vals);
   m->cap = cap;
   m->len = 0;
   return m->keys && m->vals;
 }
 
 static inline void sg_idmap_free(sg_idmap *m) {
-  free(m->keys);
-  free(m->vals);
+  sg__free(m->keys);
+  sg__free(m->vals);
   m->keys = NULL;
   m->vals = NULL;
 }

@@ -7,6 +7,7 @@
  * - large blocks in one process-wide cache under a mutex (its cost is nothing next to
  *   touching a megabyte), 2 MiB aligned and advised MADV_HUGEPAGE.
  * sg_memory_release_cache() returns the calling thread's and the shared cache to the system.
+ * The memory limit (engine/memory_limit.c) is enforced where storage is made, sg__storage_new.
  * Wrapped storage (the caller's buffer, sg_tensor_wrap_f32) bypasses all of this: a malloc'd
  * header, no bytes counted, the caller's deleter instead of the cache on release.
  *
@@ -80,14 +81,16 @@ static void bump(atomic_llong *v, long long delta) {
 }
 
 /* The calling thread's block: adopts a free one or makes one, and arms the thread-exit hook.
-   NULL only if malloc fails (the counts are then lost, nothing else). */
+   NULL only if malloc fails: storage and tensors are then refused (sg__storage_new,
+   sg__count_tensor), and only a count going down can be lost (a tensor made on another thread
+   and dropped here). */
 static stats_block *stats_attach(void) {
   pthread_once(&g_exit_once, make_exit_key);
   pthread_mutex_lock(&g_stats_lock);
   stats_block *b = atomic_load_explicit(&g_stats, memory_order_relaxed);
   while (b && atomic_load_explicit(&b->busy, memory_order_relaxed)) b = b->next;
   if (!b) {
-    b = calloc(1, sizeof *b);
+    b = sg__calloc(1, sizeof *b);
     if (b) {
       b->next = atomic_load_explicit(&g_stats, memory_order_relaxed);
       atomic_store_explicit(&g_stats, b, memory_order_release);
@@ -123,11 +126,12 @@ static void note_peak(long long now) {
   }
 }
 
-void sg__count_tensor(int delta) {
+bool sg__count_tensor(int delta) {
   stats_block *b = my_stats();
-  if (!b) return;
+  if (!b) return false;
   bump(&b->tensors, delta);
   if (delta > 0) b->made += delta;
+  return true;
 }
 
 void sg__thread_allocations(int64_t *tensors, int64_t *bytes) {
@@ -192,7 +196,7 @@ static void cache_push(block_cache *c, int cls, sg_storage *s) {
 static void cache_drain(block_cache *c) {
   for (int i = 0; i < N_CLASSES; i++) {
     sg_storage *s;
-    while ((s = cache_pop(c, i)) != NULL) free(s);
+    while ((s = cache_pop(c, i)) != NULL) sg__free(s);
   }
 }
 
@@ -213,7 +217,7 @@ static sg_storage *block_new(size_t capacity) {
   size_t align = capacity >= HUGE_ALIGN ? HUGE_ALIGN : SG_ALIGN;
   size_t total = SG_ALIGN + capacity;
   total = (total + align - 1) / align * align;
-  void *block = aligned_alloc(align, total);
+  void *block = sg__aligned_alloc(align, total);
   if (!block) return NULL;
 #ifdef MADV_HUGEPAGE
   if (align == HUGE_ALIGN) madvise(block, total, MADV_HUGEPAGE);
@@ -224,8 +228,34 @@ static sg_storage *block_new(size_t capacity) {
   return s;
 }
 
+/* The bytes every thread's cache and the shared one keep. */
+static long long total_cached(void) {
+  long long sum = atomic_load_explicit(&g_shared_bytes, memory_order_relaxed);
+  for (stats_block *b = atomic_load_explicit(&g_stats, memory_order_acquire); b; b = b->next)
+    sum += atomic_load_explicit(&b->cached, memory_order_relaxed);
+  return sum;
+}
+
+/* The memory limit: false (and the refusal noted for the error) when `bytes` more would take
+   live tensors above it; else, when the caches would take the total above it, releases this
+   thread's and the shared cache first. Threads allocating at the same time each see the
+   others' bytes only once made, so together they can overshoot by what they ask at once. */
+static bool within_limit(size_t bytes, long long limit) {
+  long long live = total_bytes();
+  if ((long long)bytes > limit - live) {
+    sg__ctx()->refusal = (sg_refusal){true, (int64_t)bytes, live, limit};
+    return false;
+  }
+  if ((long long)bytes + total_cached() > limit - live) sg_memory_release_cache();
+  return true;
+}
+
 sg_storage *sg__storage_new(size_t bytes) {
-  if (bytes > SIZE_MAX / 2) return NULL;
+  sg__ctx()->refusal.refused = false;
+  /* Bytes this thread could not count would leave sg_memory() off for good. */
+  if (bytes > SIZE_MAX / 2 || !my_stats()) return NULL;
+  long long limit = sg__memory_limit_now();
+  if (limit > 0 && !within_limit(bytes, limit)) return NULL;
   size_t capacity;
   int cls = size_class(bytes, &capacity);
   sg_storage *s = NULL;
@@ -253,7 +283,7 @@ sg_storage *sg__storage_new(size_t bytes) {
 /* The caller's buffer: a header of its own (malloc'd, never cached), no bytes counted, since
    the engine neither holds nor can give back that memory. */
 sg_storage *sg__storage_wrap(void *data, size_t bytes, sg_deleter deleter, void *ctx) {
-  sg_storage *s = malloc(sizeof *s);
+  sg_storage *s = sg__malloc(sizeof *s);
   if (!s) return NULL;
   atomic_init(&s->refs, 1);
   s->bytes = 0;
@@ -270,7 +300,7 @@ sg_storage *sg__storage_wrap(void *data, size_t bytes, sg_deleter deleter, void 
 static void release_wrapped(sg_storage *s) {
   sg_deleter deleter = s->deleter;
   void *data = s->data, *ctx = s->deleter_ctx;
-  free(s);
+  sg__free(s);
   if (deleter) deleter(data, ctx);
 }
 
@@ -288,13 +318,13 @@ void sg__storage_release(sg_storage *s) {
   size_t capacity;
   int cls = size_class(s->bytes, &capacity);
   if (!CACHE_ENABLED || cls < 0 || capacity != s->bytes) {
-    free(s);
+    sg__free(s);
     return;
   }
   if (capacity < SMALL_LIMIT) {
     stats_block *b = tls_stats; /* count_bytes above attached it (NULL only on OOM) */
     if (!b || b->cache.bytes + (long long)capacity > THREAD_CACHE_MAX) {
-      free(s);
+      sg__free(s);
       return;
     }
     cache_push(&b->cache, cls, s);
@@ -303,7 +333,7 @@ void sg__storage_release(sg_storage *s) {
   pthread_mutex_lock(&g_shared_lock);
   if (g_shared.bytes + (long long)capacity > SHARED_CACHE_MAX) {
     pthread_mutex_unlock(&g_shared_lock);
-    free(s);
+    sg__free(s);
     return;
   }
   cache_push(&g_shared, cls, s);

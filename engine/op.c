@@ -22,6 +22,8 @@ bool sg__op_begin(sg_op *op, const char *name) {
   op->record = c->tape != NULL && c->op_depth == 0;
   op->t0 = 0;
   op->prof = false;
+  op->named = c->op_name == NULL;
+  if (op->named) c->op_name = name;
   sg__fpmode_enter(&op->fp); /* Note [FP mode] */
   c->op_depth++;
   /* Either mode sets t0, which sends sg__op_end down its slow path; only debug mode's log reads
@@ -44,6 +46,7 @@ static int64_t first_non_finite(const sg_tensor *t) {
 sg_tensor *sg__op_end(sg_op *op, sg_tensor *out) {
   sg_ctx *c = sg__ctx();
   c->op_depth--;
+  if (op->named) c->op_name = NULL;
   sg__fpmode_leave(&op->fp);
   if (__builtin_expect(op->t0 == 0, 1)) return out;
   if (op->prof) sg__profile_op_end(op, out, out == NULL);
@@ -67,7 +70,9 @@ sg_tensor *sg__op_end(sg_op *op, sg_tensor *out) {
 }
 
 sg_tensor *sg__op_fail(sg_op *op) {
-  sg__ctx()->op_depth--;
+  sg_ctx *c = sg__ctx();
+  c->op_depth--;
+  if (op->named) c->op_name = NULL;
   sg__fpmode_leave(&op->fp);
   if (__builtin_expect(op->prof, 0)) sg__profile_op_end(op, NULL, true);
   return NULL;

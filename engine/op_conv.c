@@ -133,9 +133,7 @@ static void shifted_filter_grad_range(int64_t lo, int64_t hi, void *arg) {
   sg__conv_shifted_filter_grad(j->be, &j->g, j->x, j->dy, lo, hi, part);
 }
 
-static sg_status oom_error(void) {
-  return sg__error(SG_ERR_OOM, "conv2d", "out of memory for the im2col buffers");
-}
+static sg_status oom_error(void) { return sg__oom("conv2d", "the im2col buffers"); }
 
 /* Saved: x and the filter; iparam: the geometry. */
 static sg_status conv2d_grad(const sg_node *node, sg_tensor *dy, const bool *need, sg_tensor **dx) {
@@ -187,7 +185,7 @@ static sg_status conv2d_grad(const sg_node *node, sg_tensor *dy, const bool *nee
       if (j.grain < min_grain) j.grain = min_grain;
       int64_t n_parts = (items + j.grain - 1) / j.grain;
       sg_storage *ps = sg__storage_new((size_t)(n_parts * size) * sizeof(float));
-      if (!ps) return sg__error(SG_ERR_OOM, "conv2d", "out of memory for the filter gradient");
+      if (!ps) return sg__oom("conv2d", "the filter gradient's partial sums");
       j.parts = ps->data;
       sg__parallel_for(items, j.grain, shifted ? shifted_filter_grad_range : filter_grad_range, &j);
       sg__sum_parts(j.be, sg__f32(gf), j.parts, n_parts, size);

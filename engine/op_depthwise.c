@@ -77,8 +77,7 @@ static sg_status depthwise_grad(const sg_node *node, sg_tensor *dy, const bool *
         j.grain = (batch + MAX_PARTS - 1) / MAX_PARTS;
       int64_t n_parts = (batch + j.grain - 1) / j.grain;
       sg_storage *ps = sg__storage_new((size_t)(n_parts * size) * sizeof(float));
-      if (!ps)
-        return sg__error(SG_ERR_OOM, "depthwise_conv2d", "out of memory for the filter gradient");
+      if (!ps) return sg__oom("depthwise_conv2d", "the filter gradient's partial sums");
       j.parts = ps->data;
       sg__parallel_for(batch, j.grain, filter_grad_range, &j);
       sg__sum_parts(j.be, sg__f32(dx[1]), j.parts, n_parts, size);

@@ -62,7 +62,7 @@ static void coefficients(const float *mean, const float *var, const float *offse
 /* Scratch floats from the engine's storage cache; NULL with the error set. */
 static sg_storage *scratch(int64_t floats) {
   sg_storage *s = sg__storage_new((size_t)floats * sizeof(float));
-  if (!s) sg__error(SG_ERR_OOM, "batch_norm", "out of memory");
+  if (!s) sg__oom("batch_norm", "scratch");
   return s;
 }
 

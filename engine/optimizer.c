@@ -25,7 +25,7 @@ static int states(const sg_optimizer *o) {
 }
 
 static sg_optimizer *make(opt_kind kind, float lr) {
-  sg_optimizer *o = calloc(1, sizeof *o);
+  sg_optimizer *o = sg__calloc(1, sizeof *o);
   if (!o) {
     sg__error(SG_ERR_OOM, "optimizer", "out of memory");
     return NULL;
@@ -60,8 +60,8 @@ void sg_optimizer_set_lr(sg_optimizer *opt, float lr) {
 
 static void free_state(sg_optimizer *o) {
   for (int i = 0; i < o->n * states(o); i++) sg__storage_release(o->slot[i]);
-  free(o->slot);
-  free(o->numel);
+  sg__free(o->slot);
+  sg__free(o->numel);
   o->slot = NULL;
   o->numel = NULL;
   o->n = 0;
@@ -70,13 +70,13 @@ static void free_state(sg_optimizer *o) {
 void sg_optimizer_free(sg_optimizer *opt) {
   if (!opt) return;
   free_state(opt);
-  free(opt);
+  sg__free(opt);
 }
 
 static bool make_state(sg_optimizer *o, sg_tensor *const *vars, int n) {
   int s = states(o);
-  o->numel = calloc((size_t)n, sizeof *o->numel);
-  o->slot = calloc((size_t)(n * s + 1), sizeof *o->slot);
+  o->numel = sg__calloc((size_t)n, sizeof *o->numel);
+  o->slot = sg__calloc((size_t)(n * s + 1), sizeof *o->slot);
   if (!o->numel || !o->slot) goto oom;
   o->n = n;
   for (int i = 0; i < n; i++) {
@@ -92,7 +92,7 @@ static bool make_state(sg_optimizer *o, sg_tensor *const *vars, int n) {
   return true;
 oom:
   free_state(o);
-  sg__error(SG_ERR_OOM, "optimizer_step", "out of memory for the optimizer state");
+  sg__oom("optimizer_step", "the optimizer state");
   return false;
 }
 

@@ -55,6 +55,8 @@ static uint64_t g_t0; /* session start, under g_lock */
 static pthread_once_t g_key_once = PTHREAD_ONCE_INIT;
 static pthread_key_t g_key; /* marks a thread's record exited when the thread ends */
 static _Thread_local tbuf *tls_buf;
+/* Calls dropped by threads whose record could not be allocated (they have none to count in). */
+static atomic_llong g_dropped_unrecorded;
 
 static uint64_t now_ns(void) {
   struct timespec ts;
@@ -68,7 +70,7 @@ static const char *chunk_strdup(sg__strchunk **head, const char *s, size_t len) 
   sg__strchunk *c = *head;
   if (!c || c->cap - c->used < len + 1) {
     size_t cap = len + 1 > CHUNK_BYTES ? len + 1 : CHUNK_BYTES;
-    c = malloc(sizeof *c + cap);
+    c = sg__malloc(sizeof *c + cap);
     if (!c) return NULL;
     c->used = 0;
     c->cap = cap;
@@ -85,7 +87,7 @@ static const char *chunk_strdup(sg__strchunk **head, const char *s, size_t len) 
 static void chunks_free(sg__strchunk *c) {
   while (c) {
     sg__strchunk *next = c->next;
-    free(c);
+    sg__free(c);
     c = next;
   }
 }
@@ -134,7 +136,7 @@ static void reset(tbuf *b, uint32_t gen) {
 static tbuf *lock_current(void) {
   tbuf *b = tls_buf;
   if (!b) {
-    b = calloc(1, sizeof *b);
+    b = sg__calloc(1, sizeof *b);
     if (!b) return NULL;
     pthread_mutex_init(&b->lock, NULL);
     pthread_once(&g_key_once, make_key);
@@ -178,14 +180,17 @@ static void open_call(sg_op *op, const char *name, const char *kernel, const cha
   const char *backend = sg__backend()->name;
   op->prof = false;
   tbuf *b = lock_current();
-  if (!b) return;
+  if (!b) {
+    atomic_fetch_add_explicit(&g_dropped_unrecorded, 1, memory_order_relaxed);
+    return;
+  }
   op->prof = true;
   op->prof_gen = b->epoch;
   op->prof_call = -1;
   if (b->sp >= MAX_DEPTH) goto drop;
   if (b->n == b->cap) {
     size_t cap = b->cap ? 2 * b->cap : FIRST_RECORDS;
-    rec *grown = realloc(b->recs, cap * sizeof *grown);
+    rec *grown = sg__realloc(b->recs, cap * sizeof *grown);
     if (!grown) goto drop;
     b->recs = grown;
     b->cap = cap;
@@ -312,8 +317,8 @@ static void prune_exited(void) {
     *pb = b->next;
     pthread_mutex_destroy(&b->lock);
     chunks_free(b->strings);
-    free(b->recs);
-    free(b);
+    sg__free(b->recs);
+    sg__free(b);
   }
 }
 
@@ -327,6 +332,7 @@ sg_status sg_profile_begin(void) {
   }
   prune_exited();
   atomic_store(&g_threads, 0);
+  atomic_store(&g_dropped_unrecorded, 0);
   g_t0 = now_ns();
   atomic_fetch_add_explicit(&g_gen, 1, memory_order_release);
   atomic_store(&sg__profiling, true);
@@ -357,7 +363,7 @@ static const char *kernel_string(sg_profile *p, kernel_name **names, size_t *n, 
   if (!text) return NULL;
   if (*n == *cap) {
     size_t c = *cap ? 2 * *cap : 16;
-    kernel_name *grown = realloc(*names, c * sizeof *grown);
+    kernel_name *grown = sg__realloc(*names, c * sizeof *grown);
     if (!grown) return text;
     *names = grown;
     *cap = c;
@@ -377,7 +383,7 @@ static bool gather(sg_profile *p, uint32_t gen, uint64_t t_end) {
   sg_memory_info m = sg_memory();
   size_t n_bufs = 0, total = 0;
   for (tbuf *b = g_bufs; b; b = b->next) n_bufs++;
-  tbuf **bufs = malloc((n_bufs ? n_bufs : 1) * sizeof *bufs);
+  tbuf **bufs = sg__malloc((n_bufs ? n_bufs : 1) * sizeof *bufs);
   bool ok = bufs != NULL && p != NULL;
   size_t n_mine = 0;
   for (tbuf *b = g_bufs; b; b = b->next) {
@@ -391,7 +397,7 @@ static bool gather(sg_profile *p, uint32_t gen, uint64_t t_end) {
   }
   if (ok) {
     qsort(bufs, n_mine, sizeof *bufs, by_thread);
-    p->calls = malloc((total ? total : 1) * sizeof *p->calls);
+    p->calls = sg__malloc((total ? total : 1) * sizeof *p->calls);
     ok = p->calls != NULL;
   }
   kernel_name *names = NULL;
@@ -431,15 +437,18 @@ static bool gather(sg_profile *p, uint32_t gen, uint64_t t_end) {
     b->sp = 0;
     memset(b->recent, 0, sizeof b->recent);
     if (b->cap > KEEP_RECORDS) { /* a long profile's worth is not kept for the next one */
-      free(b->recs);
+      sg__free(b->recs);
       b->recs = NULL;
       b->cap = 0;
     }
     pthread_mutex_unlock(&b->lock);
   }
-  free(names);
-  free(bufs);
-  if (ok) p->n_calls = off;
+  sg__free(names);
+  sg__free(bufs);
+  if (ok) {
+    p->n_calls = off;
+    p->dropped += atomic_exchange(&g_dropped_unrecorded, 0);
+  }
   return ok;
 }
 
@@ -452,7 +461,7 @@ sg_profile *sg_profile_end(void) {
   }
   uint64_t t_end = now_ns();
   atomic_store(&sg__profiling, false);
-  sg_profile *p = calloc(1, sizeof *p);
+  sg_profile *p = sg__calloc(1, sizeof *p);
   if (p) p->wall_ns = t_end - g_t0;
   bool ok = gather(p, atomic_load(&g_gen), t_end);
   prune_exited();
@@ -468,11 +477,11 @@ sg_profile *sg_profile_end(void) {
 
 void sg_profile_free(sg_profile *p) {
   if (!p) return;
-  free(p->calls);
-  free(p->nodes);
-  free(p->ops);
+  sg__free(p->calls);
+  sg__free(p->nodes);
+  sg__free(p->ops);
   chunks_free(p->strings);
-  free(p);
+  sg__free(p);
 }
 
 /* ---- Accessors ------------------------------------------------------------------------- */

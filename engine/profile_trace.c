@@ -30,7 +30,7 @@ typedef struct slices {
 static bool push(slices *s, slice x) {
   if (s->n == s->cap) {
     size_t cap = s->cap ? 2 * s->cap : 256;
-    slice *grown = realloc(s->v, cap * sizeof *grown);
+    slice *grown = sg__realloc(s->v, cap * sizeof *grown);
     if (!grown) return false;
     s->v = grown;
     s->cap = cap;
@@ -177,13 +177,13 @@ sg_status sg_profile_write_trace(const sg_profile *p, const char *path) {
                           NULL, 0});
   }
   if (!ok) {
-    free(s.v);
+    sg__free(s.v);
     return sg__error(SG_ERR_OOM, "profile_write_trace", "out of memory");
   }
   if (s.n) qsort(s.v, s.n, sizeof *s.v, by_start);
   FILE *f = fopen(path, "w");
   if (!f) {
-    free(s.v);
+    sg__free(s.v);
     return sg__error(SG_ERR_ARG, "profile_write_trace", "cannot open \"%s\" for writing: %s", path,
                      strerror(errno));
   }
@@ -197,7 +197,7 @@ sg_status sg_profile_write_trace(const sg_profile *p, const char *path) {
             t, t);
   for (size_t i = 0; i < s.n; i++) put_slice(f, p, &s.v[i]);
   fprintf(f, "\n]}\n");
-  free(s.v);
+  sg__free(s.v);
   bool bad = ferror(f) != 0;
   if (fclose(f) != 0 || bad)
     return sg__error(SG_ERR_ARG, "profile_write_trace", "writing \"%s\" failed", path);

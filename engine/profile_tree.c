@@ -23,8 +23,8 @@ static int64_t new_node(builder *b, int64_t parent, sg_profile_node_kind kind, c
                         const char *path, sg_profile_phase phase) {
   if (b->n == b->cap) {
     int64_t cap = b->cap ? 2 * b->cap : 64;
-    sg_profile_node *grown = realloc(b->nodes, (size_t)cap * sizeof *grown);
-    int64_t *last = realloc(b->last_child, (size_t)cap * sizeof *last);
+    sg_profile_node *grown = sg__realloc(b->nodes, (size_t)cap * sizeof *grown);
+    int64_t *last = sg__realloc(b->last_child, (size_t)cap * sizeof *last);
     if (grown) b->nodes = grown;
     if (last) b->last_child = last;
     if (!grown || !last) return -1;
@@ -107,10 +107,10 @@ static int64_t number(int64_t i, int64_t next, const kid *kids, const int64_t *s
 
 static bool sort_tree(builder *b) {
   int64_t n = b->n;
-  int64_t *start = calloc((size_t)n + 1, sizeof *start);
-  kid *kids = malloc((size_t)n * sizeof *kids);
-  int64_t *new_index = malloc((size_t)n * sizeof *new_index);
-  sg_profile_node *out = malloc((size_t)n * sizeof *out);
+  int64_t *start = sg__calloc((size_t)n + 1, sizeof *start);
+  kid *kids = sg__malloc((size_t)n * sizeof *kids);
+  int64_t *new_index = sg__malloc((size_t)n * sizeof *new_index);
+  sg_profile_node *out = sg__malloc((size_t)n * sizeof *out);
   bool ok = start && kids && new_index && out;
   if (ok) {
     /* Children lists as ranges of one array (counting sort by parent), each sorted. */
@@ -135,14 +135,14 @@ static bool sort_tree(builder *b) {
     for (int64_t i = 0; i < n; i++)
       for (int64_t k = start[i]; k + 1 < start[i + 1]; k++)
         out[new_index[kids[k].index]].next_sibling = new_index[kids[k + 1].index];
-    free(b->nodes);
+    sg__free(b->nodes);
     b->nodes = out;
     out = NULL;
   }
-  free(start);
-  free(kids);
-  free(new_index);
-  free(out);
+  sg__free(start);
+  sg__free(kids);
+  sg__free(new_index);
+  sg__free(out);
   return ok;
 }
 
@@ -177,11 +177,11 @@ static bool build_tree(builder *b, int64_t *node_of) {
   }
   /* Bottom up: children are always made after their parent. */
   int64_t n = b->n;
-  uint64_t *child_ns = calloc((size_t)n, sizeof *child_ns);
-  int64_t *sub_calls = calloc((size_t)n, sizeof *sub_calls);
+  uint64_t *child_ns = sg__calloc((size_t)n, sizeof *child_ns);
+  int64_t *sub_calls = sg__calloc((size_t)n, sizeof *sub_calls);
   if (!child_ns || !sub_calls) {
-    free(child_ns);
-    free(sub_calls);
+    sg__free(child_ns);
+    sg__free(sub_calls);
     return false;
   }
   for (int64_t i = n; i-- > 0;) {
@@ -209,8 +209,8 @@ static bool build_tree(builder *b, int64_t *node_of) {
   double root = (double)b->nodes[0].total_ns;
   for (int64_t i = 0; i < n; i++)
     b->nodes[i].percent = root > 0 ? 100.0 * (double)b->nodes[i].total_ns / root : 0.0;
-  free(child_ns);
-  free(sub_calls);
+  sg__free(child_ns);
+  sg__free(sub_calls);
   return sort_tree(b);
 }
 
@@ -223,10 +223,10 @@ static int by_self(const void *x, const void *y) {
 
 static bool build_ops(sg_profile *p) {
   int64_t n = p->n_calls, cap = 16;
-  uint64_t *child_ns = calloc((size_t)n + 1, sizeof *child_ns);
-  p->ops = malloc((size_t)cap * sizeof *p->ops);
+  uint64_t *child_ns = sg__calloc((size_t)n + 1, sizeof *child_ns);
+  p->ops = sg__malloc((size_t)cap * sizeof *p->ops);
   if (!child_ns || !p->ops) {
-    free(child_ns);
+    sg__free(child_ns);
     return false;
   }
   for (int64_t i = 0; i < n; i++)
@@ -242,9 +242,9 @@ static bool build_ops(sg_profile *p) {
     if (r == p->n_ops) {
       if (p->n_ops == cap) {
         cap *= 2;
-        sg_profile_op_stats *grown = realloc(p->ops, (size_t)cap * sizeof *grown);
+        sg_profile_op_stats *grown = sg__realloc(p->ops, (size_t)cap * sizeof *grown);
         if (!grown) {
-          free(child_ns);
+          sg__free(child_ns);
           return false;
         }
         p->ops = grown;
@@ -263,18 +263,18 @@ static bool build_ops(sg_profile *p) {
   for (int64_t r = 0; r < p->n_ops; r++)
     p->ops[r].percent = root ? 100.0 * (double)p->ops[r].self_ns / (double)root : 0.0;
   qsort(p->ops, (size_t)p->n_ops, sizeof *p->ops, by_self);
-  free(child_ns);
+  sg__free(child_ns);
   return true;
 }
 
 bool sg__profile_aggregate(sg_profile *p) {
   builder b = {.p = p};
-  int64_t *node_of = malloc(((size_t)p->n_calls + 1) * sizeof *node_of);
+  int64_t *node_of = sg__malloc(((size_t)p->n_calls + 1) * sizeof *node_of);
   bool ok = node_of && build_tree(&b, node_of) && build_ops(p);
-  free(node_of);
-  free(b.last_child);
+  sg__free(node_of);
+  sg__free(b.last_child);
   if (!ok) {
-    free(b.nodes);
+    sg__free(b.nodes);
     return false;
   }
   p->nodes = b.nodes;

@@ -11,9 +11,9 @@ bool sg__scope_track(sg_tensor *t) {
   if (c->depth == 0) return true;
   if (c->n_tracked == c->cap_tracked) {
     size_t cap = c->cap_tracked ? c->cap_tracked * 2 : 256;
-    sg_tensor **grown = realloc(c->tracked, cap * sizeof *grown);
+    sg_tensor **grown = sg__realloc(c->tracked, cap * sizeof *grown);
     if (!grown) {
-      sg__error(SG_ERR_OOM, NULL, "out of memory tracking tensors in scope");
+      sg__oom(NULL, "the scope's list of tensors");
       return false;
     }
     c->tracked = grown;
@@ -103,7 +103,7 @@ void sg_scope_end(sg_tensor *const *keep, int n_keep) {
   }
   c->n_tracked = out;
   if (c->depth == 0 && c->tracked) {
-    free(c->tracked);
+    sg__free(c->tracked);
     c->tracked = NULL;
     c->cap_tracked = 0;
   }

@@ -23,6 +23,7 @@ typedef struct scope_string {
 struct sg_tape {
   node_block *first, *last; /* nodes in recording order */
   size_t n_nodes;
+  size_t n_blocks;      /* may hold one more block than the nodes fill (a record that failed) */
   size_t total_inputs;  /* sizes the id maps of back-propagation */
   scope_string *scopes; /* interned scope paths, newest first */
 };
@@ -33,7 +34,7 @@ sg_status sg_tape_begin(void) {
   if (c->tape)
     return sg__error(SG_ERR_STATE, "tape_begin",
                      "a tape is already open on this thread (tapes do not nest)");
-  sg_tape *t = calloc(1, sizeof *t);
+  sg_tape *t = sg__calloc(1, sizeof *t);
   if (!t) return sg__error(SG_ERR_OOM, "tape_begin", "out of memory");
   c->tape = t;
   return SG_OK;
@@ -53,7 +54,7 @@ static sg_node *node_at(const sg_tape *t, size_t i) {
 static char *intern_scope(sg_tape *t, const char *path) {
   if (t->scopes && strcmp(t->scopes->text, path) == 0) return t->scopes->text;
   size_t len = strlen(path);
-  scope_string *s = malloc(sizeof *s + len + 1);
+  scope_string *s = sg__malloc(sizeof *s + len + 1);
   if (!s) return NULL;
   memcpy(s->text, path, len + 1);
   s->next = t->scopes;
@@ -71,7 +72,7 @@ sg_node *sg__record(sg_op *op, sg_grad_fn grad, sg_tensor *const *inputs, int n_
   sg_ctx *c = sg__ctx();
   sg_tape *t = c->tape;
   size_t slot = t->n_nodes % NODES_PER_BLOCK;
-  if (slot == 0) {
+  if (t->n_nodes == t->n_blocks * NODES_PER_BLOCK) {
     /* A block is ~160 KiB, above malloc's mmap threshold: reusing the thread's spare saves an
        mmap, a munmap and the page faults between them on every tape. */
     node_block *b = NULL;
@@ -79,7 +80,7 @@ sg_node *sg__record(sg_op *op, sg_grad_fn grad, sg_tensor *const *inputs, int n_
       b = c->spare_nodes;
       c->spare_nodes = NULL;
     }
-    if (!b) b = malloc(sizeof *b);
+    if (!b) b = sg__malloc(sizeof *b);
     if (!b) goto oom;
     b->next = NULL;
     if (t->last)
@@ -87,6 +88,7 @@ sg_node *sg__record(sg_op *op, sg_grad_fn grad, sg_tensor *const *inputs, int n_
     else
       t->first = b;
     t->last = b;
+    t->n_blocks++;
   }
   sg_node *n = &t->last->nodes[slot];
   n->n_saved = 0;
@@ -95,9 +97,10 @@ sg_node *sg__record(sg_op *op, sg_grad_fn grad, sg_tensor *const *inputs, int n_
   n->op = op->name;
   n->grad = grad;
   n->scope = intern_scope(t, c->path);
+  if (!n->scope) goto oom;
   n->inputs = n_inputs <= SG_NODE_INLINE_INPUTS ? n->inline_inputs
-                                                : malloc((size_t)n_inputs * sizeof *n->inputs);
-  if (!n->scope || !n->inputs) goto oom;
+                                                : sg__malloc((size_t)n_inputs * sizeof *n->inputs);
+  if (!n->inputs) goto oom;
   n->n_inputs = n_inputs;
   for (int i = 0; i < n_inputs; i++) {
     sg_node_input *in = &n->inputs[i];
@@ -142,23 +145,23 @@ static void tape_free(sg_tape *t) {
   for (size_t i = 0; i < t->n_nodes; i++) {
     sg_node *n = node_at(t, i);
     for (int s = 0; s < n->n_saved; s++) sg__release(n->saved[s]);
-    if (n->inputs != n->inline_inputs) free(n->inputs);
+    if (n->inputs != n->inline_inputs) sg__free(n->inputs);
   }
   sg_ctx *c = sg__ctx();
   for (node_block *b = t->first; b;) {
     node_block *next = b->next;
-    if (!c->spare_nodes)
+    if (!c->spare_nodes && sg__ctx_keeps_spares(c))
       c->spare_nodes = b;
     else
-      free(b);
+      sg__free(b);
     b = next;
   }
   for (scope_string *s = t->scopes; s;) {
     scope_string *next = s->next;
-    free(s);
+    sg__free(s);
     s = next;
   }
-  free(t);
+  sg__free(t);
 }
 
 /* The running sum of gradients for one tensor: g + dx as a new tensor (both are consumed). */
@@ -197,7 +200,7 @@ static sg_status check_tape_args(sg_tensor *y, sg_tensor *dy, sg_tensor *const *
 static sg_status backprop(sg_tape *t, sg_tensor *y, sg_tensor *dy, sg_tensor *const *xs, int n,
                           sg_tensor **grads) {
   sg_idmap from_x = {0}, to_y = {0}, grad = {0};
-  bool *keep = calloc(t->n_nodes + 1, 1);
+  bool *keep = sg__calloc(t->n_nodes + 1, 1);
   size_t ids = t->n_nodes + t->total_inputs + (size_t)n + 1;
   bool ok =
       keep && sg_idmap_init(&from_x, ids) && sg_idmap_init(&to_y, ids) && sg_idmap_init(&grad, ids);
@@ -245,8 +248,8 @@ static sg_status backprop(sg_tape *t, sg_tensor *y, sg_tensor *dy, sg_tensor *co
     }
     bool need[64];
     sg_tensor *dx_small[64];
-    bool *needp = nd->n_inputs <= 64 ? need : calloc((size_t)nd->n_inputs, sizeof *needp);
-    sg_tensor **dx = nd->n_inputs <= 64 ? dx_small : calloc((size_t)nd->n_inputs, sizeof *dx);
+    bool *needp = nd->n_inputs <= 64 ? need : sg__calloc((size_t)nd->n_inputs, sizeof *needp);
+    sg_tensor **dx = nd->n_inputs <= 64 ? dx_small : sg__calloc((size_t)nd->n_inputs, sizeof *dx);
     if (!needp || !dx) {
       st = sg__error(SG_ERR_OOM, "tape_end", "out of memory for back-propagation");
     } else {
@@ -258,7 +261,14 @@ static sg_status backprop(sg_tape *t, sg_tensor *y, sg_tensor *dy, sg_tensor *co
          the node's scope, with summing into an existing gradient nested in it. */
       sg_op frame = {.prof = false};
       if (__builtin_expect(sg__profile_on(), 0)) sg__profile_grad_begin(&frame, nd, gy);
+      /* An out-of-memory error in the gradient names the node's op. */
+      sg_ctx *c = sg__ctx();
+      const char *outer = c->op_name;
+      c->op_name = nd->op;
+      c->op_backward = true;
       st = nd->grad(nd, gy, needp, dx);
+      c->op_name = outer;
+      c->op_backward = false;
       if (frame.prof) sg__profile_grad_outputs(&frame, dx, nd->n_inputs);
       for (int k = 0; k < nd->n_inputs; k++) {
         if (!dx[k]) continue;
@@ -281,8 +291,8 @@ static sg_status backprop(sg_tape *t, sg_tensor *y, sg_tensor *dy, sg_tensor *co
       }
       if (frame.prof) sg__profile_op_end(&frame, NULL, st != SG_OK);
     }
-    if (needp != need) free(needp);
-    if (dx != dx_small) free(dx);
+    if (needp != need) sg__free(needp);
+    if (dx != dx_small) sg__free(dx);
   }
 
   for (int i = 0; i < n && st == SG_OK; i++) {
@@ -314,7 +324,7 @@ done:
   sg_idmap_free(&from_x);
   sg_idmap_free(&to_y);
   sg_idmap_free(&grad);
-  free(keep);
+  sg__free(keep);
   return st;
 }
 
@@ -327,7 +337,9 @@ sg_status sg_tape_end(sg_tensor *y, sg_tensor *dy, sg_tensor *const *xs, int n, 
   sg_fpmode fp;
   sg__fpmode_enter(&fp); /* Note [FP mode]: gradient kernels run outside any op frame too */
   sg_status st = check_tape_args(y, dy, xs, n, grads);
+  const char *outer = sg__name_begin(c, "tape_end");
   if (st == SG_OK) st = backprop(t, y, dy, xs, n, grads);
+  sg__name_end(c, outer);
   tape_free(t);
   sg__fpmode_leave(&fp);
   return st;

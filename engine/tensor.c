@@ -29,8 +29,8 @@ static pthread_once_t g_cache_once = PTHREAD_ONCE_INIT;
 static void drop_header_cache(void *p) {
   thread_headers *h = p;
   tls_headers = NULL; /* a header freed later in thread exit makes a fresh cache */
-  while (h->n_free > 0) free(h->free[--h->n_free]);
-  free(h);
+  while (h->n_free > 0) sg__free(h->free[--h->n_free]);
+  sg__free(h);
 }
 static void make_cache_key(void) { pthread_key_create(&g_cache_key, drop_header_cache); }
 
@@ -38,7 +38,7 @@ static void make_cache_key(void) { pthread_key_create(&g_cache_key, drop_header_
 static thread_headers *my_headers(void) {
   thread_headers *h = tls_headers;
   if (__builtin_expect(h != NULL, 1)) return h;
-  h = calloc(1, sizeof *h);
+  h = sg__calloc(1, sizeof *h);
   if (!h) return NULL;
   pthread_once(&g_cache_once, make_cache_key);
   pthread_setspecific(g_cache_key, h);
@@ -56,7 +56,7 @@ static uint64_t next_id(thread_headers *h) {
 
 static sg_tensor *header_alloc(thread_headers *h) {
   if (h && h->n_free > 0) return h->free[--h->n_free];
-  return malloc(sizeof(sg_tensor));
+  return sg__malloc(sizeof(sg_tensor));
 }
 
 static void header_free(sg_tensor *t) {
@@ -64,7 +64,7 @@ static void header_free(sg_tensor *t) {
   if (h && h->n_free < HEADER_CACHE_MAX)
     h->free[h->n_free++] = t;
   else
-    free(t);
+    sg__free(t);
 }
 
 /* A header around storage s (whose reference this call takes over), tracked by the scope. */
@@ -72,9 +72,10 @@ static sg_tensor *wrap(sg_storage *s, sg_dtype dtype, const int64_t *shape, int 
                        int64_t numel) {
   thread_headers *h = my_headers();
   sg_tensor *t = header_alloc(h);
-  if (!t) {
+  if (!t || !sg__count_tensor(1)) {
+    if (t) header_free(t);
     sg__storage_release(s);
-    sg__error(SG_ERR_OOM, NULL, "out of memory for a tensor header");
+    sg__oom(NULL, "a tensor header");
     return NULL;
   }
   t->magic = SG_TENSOR_LIVE;
@@ -89,7 +90,6 @@ static sg_tensor *wrap(sg_storage *s, sg_dtype dtype, const int64_t *shape, int 
   t->data = s->data;
   t->owner = NULL;
   t->scope_slot = 0;
-  sg__count_tensor(1);
   if (!sg__scope_track(t)) {
     sg__tensor_free(t);
     return NULL;
@@ -103,8 +103,8 @@ sg_tensor *sg__new(sg_dtype dtype, const int64_t *shape, int rank) {
   sg_storage *s = sg__storage_new((size_t)numel * sg__dtype_size(dtype));
   if (!s) {
     char buf[SG_SHAPE_STR_MAX];
-    sg__error(SG_ERR_OOM, NULL, "out of memory for a %s tensor of shape %s", sg__dtype_name(dtype),
-              sg__shape_str(shape, rank, buf, sizeof buf));
+    sg__oom(NULL, "a %s tensor of shape %s", sg__dtype_name(dtype),
+            sg__shape_str(shape, rank, buf, sizeof buf));
     return NULL;
   }
   return wrap(s, dtype, shape, rank, numel);

@@ -7,7 +7,10 @@
 
 sg_tensor *sg_variable(sg_tensor *init) {
   if (!sg__check_f32(init, "variable", "init")) return NULL;
+  sg_ctx *c = sg__ctx();
+  const char *outer = sg__name_begin(c, "variable");
   sg_tensor *v = sg__copy(init);
+  sg__name_end(c, outer);
   return v ? sg_keep(v) : NULL;
 }
 

@@ -146,6 +146,16 @@ SG_API sg_memory_info sg_memory(void);
 /* Returns the blocks the allocator keeps for reuse (this thread's and the shared large-block
    cache) to the system. */
 SG_API void sg_memory_release_cache(void);
+/* A budget for the bytes live tensors hold (num_bytes above), for a host that must not be killed
+   by the system's out-of-memory handling: a request that would take num_bytes above it fails
+   with SG_ERR_OOM, naming the op, the shape and the limit, and leaves the engine as it was. The
+   allocator's cache counts too, and is released first when it alone would take the total over.
+   0 = no limit (the default); a negative value is refused with SG_ERR_ARG. At start-up
+   SIMDGRAD_MEMORY_LIMIT sets it: bytes, or with K, M, G or T (powers of 1024), e.g. 512M; a
+   value that is not one is reported on stderr and by sg_init, and no limit is set. Threads
+   allocating at once can each pass the check before the others' bytes count. */
+SG_API void sg_set_memory_limit(int64_t bytes);
+SG_API int64_t sg_memory_limit(void);
 
 /* ---- Embedding: the host's threads -------------------------------------------------------- */
 /* For a host framework that calls simdgrad from its own threads. An op cuts its work into
