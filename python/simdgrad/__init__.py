@@ -16,7 +16,8 @@ import ctypes.util
 import os
 
 __all__ = [
-    "Error", "Tensor", "Tape", "scope", "backend_name", "version", "tensor", "from_dlpack",
+    "Error", "Tensor", "Tape", "scope", "backend_name", "version", "set_memory_limit",
+    "memory_limit", "tensor", "from_dlpack",
     "zeros", "ones", "fill", "scalar", "random_uniform", "random_normal",
     "add", "sub", "mul", "div", "matmul", "neg", "exp", "log", "sqrt", "tanh", "sigmoid", "relu",
     "sum", "mean", "max", "softmax", "log_softmax", "softmax_cross_entropy", "reshape",
@@ -98,6 +99,8 @@ for _name, _res, _args in [
     ("sg_last_error", ctypes.c_char_p, ()),
     ("sg_last_status", ctypes.c_int, ()),
     ("sg_clear_error", None, ()),
+    ("sg_set_memory_limit", None, (ctypes.c_int64,)),
+    ("sg_memory_limit", ctypes.c_int64, ()),
     ("sg_rank", ctypes.c_int, (_T,)),
     ("sg_shape", _I64P, (_T,)),
     ("sg_numel", ctypes.c_int64, (_T,)),
@@ -471,6 +474,18 @@ def backend_name():
 
 def version():
     return _c.sg_version_string().decode()
+
+
+def set_memory_limit(nbytes):
+    """Caps the bytes simdgrad's live tensors may hold (0: none); past it an op raises Error
+    (SG_ERR_OOM) naming the op, the shape and the limit, and nothing is lost."""
+    if nbytes < 0:
+        raise ValueError("the memory limit is a byte count >= 0 (0: none)")
+    _c.sg_set_memory_limit(int(nbytes))
+
+
+def memory_limit():
+    return _c.sg_memory_limit()
 
 
 class scope:

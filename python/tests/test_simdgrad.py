@@ -176,6 +176,19 @@ def test_from_dlpack_asks_for_the_versioned_form_and_copy_is_a_copy():
         t.__dlpack__(dl_device=(2, 0))
 
 
+def test_memory_limit_raises_and_leaves_the_engine_usable():
+    sg.set_memory_limit(1 << 20)
+    try:
+        assert sg.memory_limit() == 1 << 20
+        with pytest.raises(sg.Error, match="memory limit") as e:
+            sg.zeros((1024, 1024, 4))
+        assert e.value.status == 4  # SG_ERR_OOM
+        assert sg.zeros((16,)).numel() == 16
+    finally:
+        sg.set_memory_limit(0)
+    assert sg.zeros((1024, 1024, 4)).numel() == 1 << 22
+
+
 def test_refusals_raise_with_the_message():
     with pytest.raises(sg.Error, match="not contiguous row-major"):
         sg.from_dlpack(np.ones((4, 4), dtype=np.float32)[:, ::2])
