@@ -23,8 +23,8 @@ typedef struct scope_string {
 struct sg_tape {
   node_block *first, *last; /* nodes in recording order */
   size_t n_nodes;
-  size_t total_inputs;  /* sizes the id maps of back-propagation */
-  scope_string *scopes; /* interned scope paths, newest first */
+  size_t total_inputs;    /* sizes the id maps of back-propagation */
+  scope_string *scopes;   /* interned scope paths, newest first */
   sg_grad_ready_fn ready; /* sg_tape_on_grad_ready's hook, or NULL */
   void *ready_ctx;
 };
