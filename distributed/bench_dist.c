@@ -1,0 +1,212 @@
+/* The distributed benchmarks (docs/distributed.md, "Measured"), run under mpirun by
+ * `make bench-dist`. Per rank count, on the MLP of examples/models.c (784-1024-1024-10, 7.2 MB of
+ * gradients) and random data:
+ *   allreduce   the reducer's bytes through one blocking MPI_Allreduce, and through the reducer
+ *               (attach, a back-propagation that only copies, wait) less that back-propagation
+ *               alone: GB/s of gradient bytes;
+ *   step        one training step (forward, back-propagation, averaging, Adam) with the reducer
+ *               and its default buckets (overlap), with one bucket (it starts when the last
+ *               gradient is final: no overlap), with back-propagation first and then one blocking
+ *               MPI_Allreduce of all gradients (reduce after backward), and without any
+ *               communication (the floor);
+ *   throughput  images/s of the whole job for a global batch of 128 split over the ranks
+ *               (mpirun -np 1 with 2 threads against -np 2 with 1 thread each).
+ * Each figure is the median of --reps timed repetitions after warm-up; rank 0 prints them. */
+#define _POSIX_C_SOURCE 200809L /* clock_gettime */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include <simdgrad/distributed.h>
+
+#include "models.h"
+
+static int g_me, g_np;
+
+static double now_s(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+static int by_value(const void *a, const void *b) {
+  double x = *(const double *)a, y = *(const double *)b;
+  return (x > y) - (x < y);
+}
+
+static double median(double *v, int n) {
+  qsort(v, (size_t)n, sizeof *v, by_value);
+  return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+}
+
+static void die(const char *what) {
+  fprintf(stderr, "bench_dist: rank %d: %s: %s\n", g_me, what, sg_last_error());
+  MPI_Abort(MPI_COMM_WORLD, 1);
+}
+
+/* COPY_*: a back-propagation that only makes the gradients (y = the sum of every parameter's
+   sum), through the reducer with one bucket, with the default buckets, or with none. */
+typedef enum mode {
+  LOCAL,
+  OVERLAP,
+  ONE_BUCKET,
+  AFTER_BACKWARD,
+  COPY_ONE,
+  COPY_BUCKETS,
+  COPY_BASE
+} mode;
+
+typedef struct bench {
+  fm_model m;
+  sg_optimizer *opt;
+  sg_reducer *buckets, *one;
+  float *flat; /* for AFTER_BACKWARD */
+  size_t flat_n;
+  sg_tensor *x, *y;
+} bench;
+
+/* One step of the given kind; the time it took (the same on every rank after the barrier). */
+static double step(bench *b, mode how) {
+  const fm_model *m = &b->m;
+  sg_tensor *local[FM_MAX_PARAMS], *grads[FM_MAX_PARAMS];
+  MPI_Barrier(MPI_COMM_WORLD);
+  double t0 = now_s();
+  sg_scope_begin("step");
+  sg_tape_begin();
+  sg_reducer *r = how == OVERLAP || how == COPY_BUCKETS  ? b->buckets
+                  : how == ONE_BUCKET || how == COPY_ONE ? b->one
+                                                         : NULL;
+  bool copy = how == COPY_ONE || how == COPY_BUCKETS || how == COPY_BASE;
+  if (r && sg_reducer_attach(r) != SG_OK) die("attach");
+  sg_tensor *l;
+  if (copy) {
+    l = sg_sum(m->params[0], NULL, 0, false);
+    for (int i = 1; i < m->n_params; i++) l = sg_add(l, sg_sum(m->params[i], NULL, 0, false));
+  } else {
+    l = sg_softmax_cross_entropy(b->y, m->forward(m, b->x));
+  }
+  if (sg_tape_end(l, NULL, m->params, m->n_params, local) != SG_OK) die("tape_end");
+  sg_tensor *const *g = local;
+  if (r) {
+    if (sg_reducer_wait(r, grads) != SG_OK) die("wait");
+    g = grads;
+  } else if (how == AFTER_BACKWARD) {
+    size_t at = 0;
+    for (int i = 0; i < m->n_params; i++) {
+      memcpy(b->flat + at, sg_data_f32(local[i]), sizeof(float) * (size_t)sg_numel(local[i]));
+      at += (size_t)sg_numel(local[i]);
+    }
+    MPI_Allreduce(MPI_IN_PLACE, b->flat, (int)b->flat_n, MPI_FLOAT, MPI_SUM, MPI_COMM_WORLD);
+    at = 0;
+    for (int i = 0; i < m->n_params; i++) {
+      for (size_t k = 0; k < (size_t)sg_numel(local[i]); k++) b->flat[at + k] /= (float)g_np;
+      grads[i] = sg_tensor_f32(b->flat + at, sg_shape(local[i]), sg_rank(local[i]));
+      at += (size_t)sg_numel(local[i]);
+    }
+    g = grads;
+  }
+  if (!copy && sg_optimizer_step(b->opt, m->params, g, m->n_params) != SG_OK) die("optimizer_step");
+  sg_scope_end(NULL, 0);
+  double dt = now_s() - t0;
+  MPI_Allreduce(MPI_IN_PLACE, &dt, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
+  return dt;
+}
+
+static double timed(bench *b, mode how, int reps) {
+  double *t = malloc(sizeof(double) * (size_t)reps);
+  for (int i = 0; i < 2; i++) step(b, how); /* warm-up */
+  for (int i = 0; i < reps; i++) t[i] = step(b, how);
+  double med = median(t, reps);
+  free(t);
+  return med;
+}
+
+static double blocking_allreduce(bench *b, int reps) {
+  double *t = malloc(sizeof(double) * (size_t)reps);
+  for (int i = -2; i < reps; i++) {
+    MPI_Barrier(MPI_COMM_WORLD);
+    double t0 = now_s();
+    MPI_Allreduce(MPI_IN_PLACE, b->flat, (int)b->flat_n, MPI_FLOAT, MPI_SUM, MPI_COMM_WORLD);
+    double dt = now_s() - t0;
+    MPI_Allreduce(MPI_IN_PLACE, &dt, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
+    if (i >= 0) t[i] = dt;
+  }
+  double med = median(t, reps);
+  free(t);
+  return med;
+}
+
+int main(int argc, char **argv) {
+  MPI_Init(&argc, &argv);
+  if (sg_dist_init(MPI_COMM_WORLD) != SG_OK) die("dist_init");
+  g_me = sg_dist_rank();
+  g_np = sg_dist_size();
+  int reps = 20;
+  const char *what = "all";
+  for (int i = 1; i < argc; i++) {
+    if (strncmp(argv[i], "--reps=", 7) == 0)
+      reps = atoi(argv[i] + 7);
+    else
+      what = argv[i];
+  }
+  if (reps < 1) reps = 1;
+  sg_set_flush_denormals(true);
+  bench b = {0};
+  if (fm_mlp(&b.m) != SG_OK) die("fm_mlp");
+  b.opt = sg_adam(1e-3f, 0.9f, 0.999f, 1e-7f);
+  b.buckets = sg_reducer_new(b.m.params, b.m.n_params, 0);
+  b.one = sg_reducer_new(b.m.params, b.m.n_params, (size_t)1 << 30);
+  if (!b.buckets || !b.one) die("reducer_new");
+  for (int i = 0; i < b.m.n_params; i++) b.flat_n += (size_t)sg_numel(b.m.params[i]);
+  b.flat = calloc(b.flat_n, sizeof(float));
+  const int64_t batch = 128 / g_np, xs[] = {batch, 784}, ys[] = {batch, 10};
+  b.x = sg_keep(sg_random_uniform(xs, 2, 0, 1, 11 + (uint64_t)g_me));
+  sg_tensor *cls = sg_cast(sg_random_uniform(ys, 1, 0, 10, 12 + (uint64_t)g_me), SG_I32);
+  b.y = sg_keep(sg_one_hot(cls, 10));
+  sg_dispose(cls);
+  double bytes = (double)b.flat_n * sizeof(float);
+  if (g_me == 0)
+    printf("bench_dist: %d ranks x %d threads, backend %s, MLP 784-1024-1024-10: %.2f MB of "
+           "gradients, %d buckets by default, %d median of %d reps\n",
+           g_np, sg_threads(), sg_backend_name(), bytes / 1e6, sg_reducer_buckets(b.buckets), reps,
+           reps);
+  if (strcmp(what, "all") == 0 || strcmp(what, "allreduce") == 0) {
+    double blocking = blocking_allreduce(&b, reps);
+    double base = timed(&b, COPY_BASE, reps);
+    double one = timed(&b, COPY_ONE, reps) - base, many = timed(&b, COPY_BUCKETS, reps) - base;
+    if (g_me == 0) {
+      printf("allreduce/blocking   %8.3f ms  %6.2f GB/s  (one MPI_Allreduce of the bytes)\n",
+             1e3 * blocking, bytes / blocking / 1e9);
+      printf("allreduce/one_bucket %8.3f ms  %6.2f GB/s  (the reducer: copy in, allreduce, "
+             "average, copy out)\n",
+             1e3 * one, bytes / one / 1e9);
+      printf("allreduce/buckets    %8.3f ms  %6.2f GB/s  (the same, default buckets)\n", 1e3 * many,
+             bytes / many / 1e9);
+    }
+  }
+  if (strcmp(what, "all") == 0 || strcmp(what, "step") == 0) {
+    const struct {
+      mode how;
+      const char *name, *note;
+    } rows[] = {{LOCAL, "step/local", "no communication: the floor"},
+                {OVERLAP, "step/overlap", "reducer, default buckets"},
+                {ONE_BUCKET, "step/one_bucket", "reducer, one bucket: starts after backward"},
+                {AFTER_BACKWARD, "step/after_backward", "backward, then one MPI_Allreduce"}};
+    for (size_t k = 0; k < sizeof rows / sizeof rows[0]; k++) {
+      double t = timed(&b, rows[k].how, reps);
+      if (g_me == 0)
+        printf("%-20s %8.3f ms  %7.0f images/s in all  (%s)\n", rows[k].name, 1e3 * t,
+               (double)(batch * g_np) / t, rows[k].note);
+    }
+  }
+  sg_dispose(b.x);
+  sg_dispose(b.y);
+  free(b.flat);
+  sg_reducer_free(b.buckets);
+  sg_reducer_free(b.one);
+  sg_optimizer_free(b.opt);
+  fm_model_free(&b.m);
+  MPI_Finalize();
+  return 0;
+}
