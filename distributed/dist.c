@@ -278,6 +278,7 @@ struct sg_reducer {
   int n_buckets, next_start;
   bool step_open; /* attached and not yet waited for */
   int mpi_error;  /* the first MPI error of this step */
+  bool drive;     /* test the buckets in flight from the hook (SIMDGRAD_MPI_NO_TEST=1: not) */
   size_t bytes;
 };
 
@@ -331,6 +332,8 @@ sg_reducer *sg_reducer_new(sg_tensor *const *vars, int n, size_t bucket_bytes) {
     r->n_buckets++;
     hi = lo;
   }
+  const char *no_test = getenv("SIMDGRAD_MPI_NO_TEST");
+  r->drive = !(no_test && no_test[0] == '1');
   MPI_Comm_dup(g_comm, &r->comm);
   MPI_Comm_set_errhandler(r->comm, MPI_ERRORS_RETURN);
   return r;
@@ -359,7 +362,7 @@ static void on_grad_ready(void *ctx, int index, const sg_tensor *grad) {
   while (r->next_start < r->n_buckets && r->buckets[r->next_start].pending == 0)
     start_bucket(r, &r->buckets[r->next_start++], false);
   /* Move what is in flight along (Note [buckets]). */
-  for (int k = 0; k < r->next_start; k++) {
+  for (int k = 0; r->drive && k < r->next_start; k++) {
     if (r->buckets[k].req == MPI_REQUEST_NULL) continue;
     int done = 0;
     int rc = MPI_Test(&r->buckets[k].req, &done, MPI_STATUS_IGNORE);
