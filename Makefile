@@ -272,7 +272,8 @@ bench-smoke: build
 	@tail -n 1 $(BUILD)/bench-smoke.txt
 
 # Builds every example and runs each briefly: the training ones for one epoch on 2000 images
-# (the full runs: build/examples/mlp_fashion 5, cnn_fashion 5).
+# (the full runs: build/examples/mlp_fashion 5, cnn_fashion 5), the MPI ones on 2 ranks when
+# simdgrad_mpi was built.
 examples: build
 	cmake --build $(BUILD) --target simdgrad_examples
 	$(BUILD)/examples/backend_only
@@ -280,6 +281,9 @@ examples: build
 	SIMDGRAD_THREADS=1 $(BUILD)/examples/profile_mlp
 	$(BUILD)/examples/mlp_fashion 1 2000
 	$(BUILD)/examples/cnn_fashion 1 2000
+	@if [ -x $(BUILD)/examples/mlp_fashion_dist ]; then set -x; \
+	  $(DIST_MPIRUN) -np 2 $(BUILD)/examples/mlp_fashion_dist 1 2000 && \
+	  $(DIST_MPIRUN) -np 2 $(BUILD)/examples/cnn_fashion_dist 1 2000; fi
 
 # As root into /usr/local, ldconfig follows, so the loader finds the new libsimdgrad.so.N at once.
 install: build
