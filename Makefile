@@ -13,6 +13,9 @@
 #   make test-arm64    the aarch64 cross build (NEON backend), its suite under qemu-user
 #   make examples      build every example and run each briefly
 #   make install       install into PREFIX (default /usr/local)
+#   make test-dist     only the distributed tests (simdgrad_mpi under mpirun: 2 and 3 ranks, shared
+#                      memory and TCP; make test runs them too); make bench-dist the distributed
+#                      benchmarks (docs/distributed.md)
 #   make abi-check     the exported ABI of libsimdgrad.so against abi/libsimdgrad.abi (fails on
 #                      an incompatible change under the same SONAME); make abi-baseline
 #                      rewrites that baseline (docs/embedding.md, "ABI policy")
@@ -38,7 +41,8 @@ endif
 
 PACKAGES := build-essential cmake ninja-build pkg-config libsleef-dev libcriterion-dev \
             libbenchmark-dev libomp-dev zlib1g-dev dataset-fashion-mnist libopenblas-dev \
-            abigail-tools libdlpack-dev python3-pytest python3-numpy python3-torch
+            abigail-tools libdlpack-dev python3-pytest python3-numpy python3-torch \
+            libopenmpi-dev openmpi-bin
 FORMAT_PACKAGES := clang-format
 CLANG_FORMAT ?= clang-format
 
@@ -53,7 +57,7 @@ ASAN_ENV = ASAN_OPTIONS=detect_leaks=1:strict_string_checks=1:log_path=$(ASAN_LO
            UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1:log_path=$(ASAN_LOGS)/ubsan
 
 .PHONY: all build deps format-deps test test-asan bench examples install format format-check clean \
-        abi-build abi-check abi-baseline
+        abi-build abi-check abi-baseline test-dist bench-dist
 
 all: build
 
@@ -107,6 +111,11 @@ endef
 
 test: build
 	$(call run_ctest,$(BUILD),)
+
+# The distributed tests alone (ctest label mpi; distributed/tests/CMakeLists.txt). Fails when
+# none is registered (the build found no MPI).
+test-dist: build
+	ctest --test-dir $(BUILD) --output-on-failure --no-tests=error -L mpi -j $(JOBS)
 
 test-asan: deps
 	cmake -S . -B $(ASAN_BUILD) $(ASAN_FLAGS)
@@ -238,6 +247,13 @@ bench-peers: build
 	  { echo "simdgrad: bench-peers: pip could not install $(PEERS_PIP) from PyPI"; exit 1; }
 	$(PEERS_VENV)/bin/python bench/vs_peers --bench $(BENCH_BIN) $(ARGS)
 
+# simdgrad_mpi's benchmarks (distributed/bench_dist.c, docs/distributed.md): 2 ranks x 1 thread,
+# then the same global batch on 1 rank x 2 threads. As root, OpenMPI wants the two variables.
+DIST_MPIRUN = OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 mpirun --oversubscribe
+bench-dist: build
+	SIMDGRAD_THREADS=1 $(DIST_MPIRUN) -np 2 $(BUILD)/distributed/bench_dist $(ARGS)
+	SIMDGRAD_THREADS=2 $(DIST_MPIRUN) -np 1 $(BUILD)/distributed/bench_dist step $(ARGS)
+
 bench-compare:
 	@[ -n "$(A)" ] && [ -n "$(B)" ] || { echo "usage: make bench-compare A=old.json B=new.json" \
 	  "[FILTER=regex]"; exit 2; }
@@ -256,7 +272,8 @@ bench-smoke: build
 	@tail -n 1 $(BUILD)/bench-smoke.txt
 
 # Builds every example and runs each briefly: the training ones for one epoch on 2000 images
-# (the full runs: build/examples/mlp_fashion 5, cnn_fashion 5).
+# (the full runs: build/examples/mlp_fashion 5, cnn_fashion 5), the MPI ones on 2 ranks when
+# simdgrad_mpi was built.
 examples: build
 	cmake --build $(BUILD) --target simdgrad_examples
 	$(BUILD)/examples/backend_only
@@ -264,6 +281,9 @@ examples: build
 	SIMDGRAD_THREADS=1 $(BUILD)/examples/profile_mlp
 	$(BUILD)/examples/mlp_fashion 1 2000
 	$(BUILD)/examples/cnn_fashion 1 2000
+	@if [ -x $(BUILD)/examples/mlp_fashion_dist ]; then set -x; \
+	  $(DIST_MPIRUN) -np 2 $(BUILD)/examples/mlp_fashion_dist 1 2000 && \
+	  $(DIST_MPIRUN) -np 2 $(BUILD)/examples/cnn_fashion_dist 1 2000; fi
 
 # As root into /usr/local, ldconfig follows, so the loader finds the new libsimdgrad.so.N at once.
 install: build

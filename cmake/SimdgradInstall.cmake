@@ -15,12 +15,16 @@ install(TARGETS simdgrad_static EXPORT simdgradStaticTargets
         INCLUDES DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
 # simdgrad/dlpack.h only when the library has its functions; it includes <dlpack/dlpack.h>, so
 # its consumers need that header too (Debian: libdlpack-dev).
-if(SIMDGRAD_HAVE_DLPACK)
-  install(DIRECTORY include/simdgrad DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
-else()
-  install(DIRECTORY include/simdgrad DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}
-          PATTERN dlpack.h EXCLUDE)
+# simdgrad/distributed.h likewise only with simdgrad_mpi (distributed/CMakeLists.txt).
+set(SIMDGRAD_HEADER_EXCLUDES "")
+if(NOT SIMDGRAD_HAVE_DLPACK)
+  list(APPEND SIMDGRAD_HEADER_EXCLUDES PATTERN dlpack.h EXCLUDE)
 endif()
+if(NOT SIMDGRAD_HAVE_MPI)
+  list(APPEND SIMDGRAD_HEADER_EXCLUDES PATTERN distributed.h EXCLUDE)
+endif()
+install(DIRECTORY include/simdgrad DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}
+        ${SIMDGRAD_HEADER_EXCLUDES})
 
 install(EXPORT simdgradTargets NAMESPACE simdgrad:: DESTINATION ${SIMDGRAD_CMAKE_DIR})
 install(EXPORT simdgradStaticTargets NAMESPACE simdgrad:: DESTINATION ${SIMDGRAD_CMAKE_DIR})

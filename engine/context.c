@@ -76,6 +76,14 @@ sg_status sg__error_at(sg_status st, const char *op, const char *scope, const ch
   return st;
 }
 
+sg_status sg_set_error(sg_status st, const char *where, const char *fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  set_error(st, where, sg__ctx()->path, fmt ? fmt : "", ap);
+  va_end(ap);
+  return st;
+}
+
 sg_status sg_last_status(void) { return sg__ctx()->status; }
 const char *sg_last_error(void) { return sg__ctx()->error; }
 void sg_clear_error(void) {

@@ -23,9 +23,11 @@ typedef struct scope_string {
 struct sg_tape {
   node_block *first, *last; /* nodes in recording order */
   size_t n_nodes;
-  size_t n_blocks;      /* may hold one more block than the nodes fill (a record that failed) */
-  size_t total_inputs;  /* sizes the id maps of back-propagation */
-  scope_string *scopes; /* interned scope paths, newest first */
+  size_t n_blocks;        /* may hold one more block than the nodes fill (a record that failed) */
+  size_t total_inputs;    /* sizes the id maps of back-propagation */
+  scope_string *scopes;   /* interned scope paths, newest first */
+  sg_grad_ready_fn ready; /* sg_tape_on_grad_ready's hook, or NULL */
+  void *ready_ctx;
 };
 
 sg_status sg_tape_begin(void) {
@@ -41,6 +43,14 @@ sg_status sg_tape_begin(void) {
 }
 
 bool sg_tape_active(void) { return sg__ctx()->tape != NULL; }
+
+sg_status sg_tape_on_grad_ready(sg_grad_ready_fn fn, void *ctx) {
+  sg_tape *t = sg__ctx()->tape;
+  if (!t) return sg__error(SG_ERR_STATE, "tape_on_grad_ready", "no tape is open on this thread");
+  t->ready = fn;
+  t->ready_ctx = fn ? ctx : NULL;
+  return SG_OK;
+}
 
 static sg_node *node_at(const sg_tape *t, size_t i) {
   node_block *b = t->first;
@@ -197,9 +207,89 @@ static sg_status check_tape_args(sg_tensor *y, sg_tensor *dy, sg_tensor *const *
   return SG_OK;
 }
 
+/* Note [gradient ready]: xs[i]'s gradient is final once back-propagation has passed the
+   earliest kept node that takes xs[i] as an input (nodes run in reverse recording order, and
+   only a kept node consuming xs[i] adds to it). ready_order lists the indices by that node,
+   latest first; an x no kept node consumes (y does not reach it, or it is y) comes last and is
+   reported at the end with the gradient grads[i] gets. */
+typedef struct ready_state {
+  size_t *first_use; /* per x: index of the earliest kept consumer, or SIZE_MAX */
+  int *order;        /* xs indices, first_use descending */
+  bool *done;        /* reported */
+  int next;          /* order[next] is the next to report */
+} ready_state;
+
+typedef struct ready_key {
+  size_t rank; /* first_use + 1, or 0 for never consumed (sorts last) */
+  int index;
+} ready_key;
+
+static int by_rank_desc(const void *a, const void *b) {
+  const ready_key *ka = a, *kb = b;
+  if (ka->rank != kb->rank) return ka->rank < kb->rank ? 1 : -1;
+  return ka->index - kb->index;
+}
+
+static bool ready_init(ready_state *r, const sg_tape *t, const bool *keep, sg_tensor *const *xs,
+                       int n) {
+  r->first_use = sg__malloc(((size_t)n + 1) * sizeof *r->first_use);
+  r->order = sg__malloc(((size_t)n + 1) * sizeof *r->order);
+  r->done = sg__calloc((size_t)n + 1, sizeof *r->done);
+  r->next = 0;
+  ready_key *keys = sg__malloc(((size_t)n + 1) * sizeof *keys);
+  sg_idmap first = {0}; /* x id -> its smallest index in xs, plus one */
+  bool ok = r->first_use && r->order && r->done && keys && sg_idmap_init(&first, (size_t)n + 1);
+  if (ok) {
+    for (int i = n; i-- > 0;) sg_idmap_put(&first, xs[i]->id, (void *)(uintptr_t)(i + 1));
+    size_t *use = r->first_use; /* filled per first index, then copied to repeats */
+    for (int i = 0; i < n; i++) use[i] = SIZE_MAX;
+    for (size_t i = 0; i < t->n_nodes; i++) {
+      if (!keep[i]) continue;
+      const sg_node *nd = node_at(t, i);
+      for (int k = 0; k < nd->n_inputs; k++) {
+        uintptr_t at = (uintptr_t)sg_idmap_get(&first, nd->inputs[k].id);
+        if (at && use[at - 1] == SIZE_MAX) use[at - 1] = i;
+      }
+    }
+    for (int i = 0; i < n; i++) {
+      use[i] = use[(uintptr_t)sg_idmap_get(&first, xs[i]->id) - 1];
+      keys[i] = (ready_key){use[i] == SIZE_MAX ? 0 : use[i] + 1, i};
+    }
+    qsort(keys, (size_t)n, sizeof *keys, by_rank_desc);
+    for (int i = 0; i < n; i++) r->order[i] = keys[i].index;
+  }
+  sg_idmap_free(&first);
+  sg__free(keys);
+  return ok;
+}
+
+static void ready_free(ready_state *r) {
+  sg__free(r->first_use);
+  sg__free(r->order);
+  sg__free(r->done);
+}
+
+/* Reports every x whose earliest consumer lies above node `below` and whose gradient exists;
+   one without a gradient yet is left for the end. */
+static void ready_report(const sg_tape *t, ready_state *r, const sg_idmap *grad,
+                         sg_tensor *const *xs, int n, size_t below) {
+  while (r->next < n) {
+    int i = r->order[r->next];
+    size_t u = r->first_use[i];
+    if (u == SIZE_MAX || u <= below) break;
+    sg_tensor *g = sg_idmap_get(grad, xs[i]->id);
+    if (g) {
+      t->ready(t->ready_ctx, i, g);
+      r->done[i] = true;
+    }
+    r->next++;
+  }
+}
+
 static sg_status backprop(sg_tape *t, sg_tensor *y, sg_tensor *dy, sg_tensor *const *xs, int n,
                           sg_tensor **grads) {
   sg_idmap from_x = {0}, to_y = {0}, grad = {0};
+  ready_state ready = {0};
   bool *keep = sg__calloc(t->n_nodes + 1, 1);
   size_t ids = t->n_nodes + t->total_inputs + (size_t)n + 1;
   bool ok =
@@ -235,8 +325,13 @@ static sg_status backprop(sg_tape *t, sg_tensor *y, sg_tensor *dy, sg_tensor *co
   }
   if (!dy) sg__fill(sg__f32(seed), seed->numel, 1.0f);
   sg_idmap_put(&grad, y->id, seed);
+  if (t->ready && !ready_init(&ready, t, keep, xs, n)) {
+    st = sg__error(SG_ERR_OOM, "tape_end", "out of memory for back-propagation");
+    goto done;
+  }
 
   for (size_t i = t->n_nodes; i-- > 0 && st == SG_OK;) {
+    if (__builtin_expect(t->ready != NULL, 0)) ready_report(t, &ready, &grad, xs, n, i);
     if (!keep[i]) continue;
     sg_node *nd = node_at(t, i);
     sg_tensor *gy = sg_idmap_get(&grad, nd->output_id);
@@ -311,8 +406,15 @@ static sg_status backprop(sg_tape *t, sg_tensor *y, sg_tensor *dy, sg_tensor *co
     }
     if (!grads[i]) st = sg_last_status();
   }
+  /* The rest: gradients that were final from the start or after node 0, and any a node's
+     gradient function did not produce until the end. */
+  for (int k = 0; t->ready && st == SG_OK && k < n; k++) {
+    int i = ready.order[k];
+    if (!ready.done[i]) t->ready(t->ready_ctx, i, grads[i]);
+  }
 
 done:
+  if (t->ready) ready_free(&ready);
   if (grad.keys)
     for (size_t i = 0; i < grad.cap; i++)
       if (grad.keys[i] && grad.vals[i]) sg_dispose(grad.vals[i]);

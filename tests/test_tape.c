@@ -237,3 +237,75 @@ Test(tape, outside_a_tape_nothing_is_saved) {
   cr_assert_eq(t_live_tensors(), live, "no hidden references without a tape");
   sg_dispose(x);
 }
+
+/* ---- sg_tape_on_grad_ready (Note [gradient ready] in engine/tape.c) ---- */
+
+typedef struct ready_log {
+  int calls, order[8];
+  float first[8]; /* each reported gradient's first element */
+  int64_t numel[8];
+} ready_log;
+
+static void log_ready(void *ctx, int index, const sg_tensor *grad) {
+  ready_log *log = ctx;
+  cr_assert_lt(log->calls, 8);
+  log->order[log->calls] = index;
+  log->first[log->calls] = sg_data_f32(grad)[0];
+  log->numel[log->calls] = sg_numel(grad);
+  log->calls++;
+}
+
+/* w1 is used by the first node and again by the third, w3 by the fourth only (and passed twice),
+   z by none: w3 is final first, then w2, then w1 after the last node, then z. Each report holds
+   the gradient's final value. */
+Test(tape, grad_ready_reports_each_gradient_once_when_final) {
+  int64_t s[] = {2};
+  float xv[] = {2, 3}, v1[] = {1, -1}, v2[] = {4, 5}, v3[] = {-2, 7};
+  sg_tensor *x = sg_tensor_f32(xv, s, 1), *w1 = sg_tensor_f32(v1, s, 1);
+  sg_tensor *w2 = sg_tensor_f32(v2, s, 1), *w3 = sg_tensor_f32(v3, s, 1), *z = sg_ones(s, 1);
+  sg_scope_begin("t");
+  ready_log log = {0};
+  sg_tape_begin();
+  cr_assert_eq(sg_tape_on_grad_ready(log_ready, &log), SG_OK);
+  sg_tensor *h = sg_add(sg_mul(sg_mul(x, w1), w2), w1);
+  sg_tensor *y = sg_sum(sg_mul(h, w3), NULL, 0, false);
+  sg_tensor *xs[] = {w1, w2, w3, z, w3}, *g[5];
+  cr_assert_eq(sg_tape_end(y, NULL, xs, 5, g), SG_OK, "%s", sg_last_error());
+  cr_assert_eq(log.calls, 5);
+  const int want_order[] = {2, 4, 1, 0, 3};
+  for (int k = 0; k < 5; k++) {
+    cr_assert_eq(log.order[k], want_order[k], "report %d: index %d, want %d", k, log.order[k],
+                 want_order[k]);
+    cr_assert_eq(log.first[k], sg_data_f32(g[log.order[k]])[0], "report %d is not final", k);
+    cr_assert_eq(log.numel[k], 2);
+  }
+  /* dy/dw1 = w3 * (x * w2 + 1): the sum over both uses. */
+  const float want_w1[] = {-2 * (2 * 4 + 1), 7 * (3 * 5 + 1)};
+  t_expect_f32(g[0], want_w1, 1, s, 0, 0);
+  sg_scope_end(NULL, 0);
+  sg_tensor *all[] = {x, w1, w2, w3, z};
+  for (int i = 0; i < 5; i++) sg_dispose(all[i]);
+}
+
+Test(tape, grad_ready_needs_an_open_tape_and_can_be_removed) {
+  ready_log log = {0};
+  cr_assert_eq(sg_tape_on_grad_ready(log_ready, &log), SG_ERR_STATE);
+  cr_assert(strstr(sg_last_error(), "no tape is open"), "%s", sg_last_error());
+  sg_clear_error();
+  int64_t s[] = {2};
+  sg_tensor *x = sg_ones(s, 1);
+  sg_scope_begin("t");
+  sg_tape_begin();
+  sg_tape_on_grad_ready(log_ready, &log);
+  cr_assert_eq(sg_tape_on_grad_ready(NULL, NULL), SG_OK);
+  sg_tensor *y = sg_sum(sg_exp(x), NULL, 0, false), *g;
+  cr_assert_eq(sg_tape_end(y, NULL, &x, 1, &g), SG_OK, "%s", sg_last_error());
+  cr_assert_eq(log.calls, 0);
+  /* The hook belongs to one tape: the next one starts without it. */
+  sg_tape_begin();
+  y = sg_sum(sg_exp(x), NULL, 0, false);
+  cr_assert_eq(sg_tape_end(y, NULL, &x, 1, &g), SG_OK, "%s", sg_last_error());
+  cr_assert_eq(log.calls, 0);
+  sg_scope_end(NULL, 0);
+  sg_dispose(x);
+}

@@ -92,6 +92,11 @@ SG_API bool sg_debug(void);
 SG_API sg_status sg_last_status(void);
 SG_API const char *sg_last_error(void); /* "" when none */
 SG_API void sg_clear_error(void);
+/* Sets this thread's error as the engine's own are set: st, then "where: message" with the
+   innermost scope path, read back with sg_last_status and sg_last_error. For libraries built on
+   simdgrad (simdgrad_mpi) so that their errors read like the engine's. Returns st. */
+SG_API sg_status sg_set_error(sg_status st, const char *where, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
 
 /* ---- Tensors ------------------------------------------------------------------------------- */
 
@@ -226,6 +231,17 @@ SG_API sg_status sg_tape_end(sg_tensor *y, sg_tensor *dy, sg_tensor *const *xs, 
                              sg_tensor **grads);
 /* True while a tape is open on this thread. */
 SG_API bool sg_tape_active(void);
+/* Called by sg_tape_end once the gradient of xs[index] is final: no node left on the pruned
+   tape adds to it. grad holds that gradient (the values grads[index] will have) and may be read
+   during the call only. Gradients become final in reverse recording order, while
+   back-propagation goes on; one that y does not reach becomes final at the end (zeros). The call
+   comes once per index in [0, n), on sg_tape_end's thread, for every index unless
+   back-propagation fails first. It must not call ops or touch the tape. */
+typedef void (*sg_grad_ready_fn)(void *ctx, int index, const sg_tensor *grad);
+/* Registers fn (with ctx) with the tape open on this thread, for its sg_tape_end; one per tape,
+   a second call replaces the first, NULL removes it. SG_ERR_STATE when no tape is open. Without
+   one, back-propagation pays a single untaken branch per node. */
+SG_API sg_status sg_tape_on_grad_ready(sg_grad_ready_fn fn, void *ctx);
 
 /* ---- Unary ops (f32) ----------------------------------------------------------------------- */
 

@@ -1,0 +1,5 @@
+/* cnn_fashion's model trained data-parallel over MPI (examples/fashion_dist.c):
+ *   mpirun -np 2 build/examples/cnn_fashion_dist [epochs [training images]] */
+#include "fashion_dist.h"
+
+int main(int argc, char **argv) { return fm_run_dist(&argc, &argv, "cnn_fashion_dist", fm_cnn); }
