@@ -122,6 +122,63 @@ Test(tape, dy_seeds_backprop) {
   sg_dispose(dy);
 }
 
+/* Note [the seed] in engine/tape.c: sg_tape_end writes no seed of ones for an elementwise op
+   and copies no given dy; the one buffer it makes is dx. */
+Test(tape, no_seed_and_no_copy_of_dy) {
+  enum { N = 1 << 16 };
+  int64_t s[] = {N};
+  sg_tensor *x = sg_fill(s, 1, 0.0f), *dy = sg_fill(s, 1, 3.0f);
+  float *xv = sg_data_f32_mut(x);
+  for (int i = 0; i < N; i++) xv[i] = (float)(i % 7) - 3.0f;
+  for (int with_dy = 0; with_dy < 2; with_dy++) {
+    sg_tape_begin();
+    sg_tensor *y = sg_relu(x), *g;
+    int64_t t0, b0, t1, b1;
+    sg__thread_allocations(&t0, &b0);
+    cr_assert_eq(sg_tape_end(y, with_dy ? dy : NULL, &x, 1, &g), SG_OK, "%s", sg_last_error());
+    sg__thread_allocations(&t1, &b1);
+    cr_assert_eq(b1 - b0, (int64_t)N * 4, "with_dy %d: %lld bytes made", with_dy,
+                 (long long)(b1 - b0));
+    const float *gv = sg_data_f32(g);
+    for (int i = 0; i < N; i++)
+      cr_assert_eq(gv[i], xv[i] > 0 ? (with_dy ? 3.0f : 1.0f) : 0.0f, "i %d", i);
+    sg_dispose(g);
+    sg_dispose(y);
+  }
+  sg_dispose(dy);
+  sg_dispose(x);
+}
+
+/* The seed is a view of dy: gradients that are views of it are summed into a new tensor, dy is
+   left as it was, and y itself in xs gets dy's values (ones without dy). */
+Test(tape, dy_is_read_not_written) {
+  int64_t s[] = {3};
+  float xv[] = {1, 2, 3}, dv[] = {0.5f, -1, 4};
+  sg_tensor *x = sg_tensor_f32(xv, s, 1), *dy = sg_tensor_f32(dv, s, 1);
+  sg_scope_begin("t");
+  sg_tape_begin();
+  sg_tensor *y = sg_add(x, x); /* both gradients are views of the seed */
+  sg_tensor *g;
+  cr_assert_eq(sg_tape_end(y, dy, &x, 1, &g), SG_OK, "%s", sg_last_error());
+  const float want[] = {1, -2, 8};
+  t_expect_f32(g, want, 1, s, 0, 0);
+  t_expect_f32(dy, dv, 1, s, 0, 0);
+  sg_tape_begin();
+  sg_tensor *xs[] = {x, x}, *gs[2];
+  cr_assert_eq(sg_tape_end(x, dy, xs, 2, gs), SG_OK, "%s", sg_last_error());
+  t_expect_f32(gs[0], dv, 1, s, 0, 0);
+  t_expect_f32(gs[1], dv, 1, s, 0, 0);
+  sg_tape_begin();
+  cr_assert_eq(sg_tape_end(x, NULL, xs, 2, gs), SG_OK, "%s", sg_last_error());
+  const float ones[] = {1, 1, 1};
+  t_expect_f32(gs[0], ones, 1, s, 0, 0);
+  t_expect_f32(gs[1], ones, 1, s, 0, 0);
+  sg_scope_end(NULL, 0);
+  t_expect_f32(dy, dv, 1, s, 0, 0);
+  sg_dispose(x);
+  sg_dispose(dy);
+}
+
 Test(tape, unrelated_x_gets_zeros) {
   int64_t s[] = {2, 2};
   sg_tensor *x = sg_ones(s, 2), *z = sg_ones(s, 2);
