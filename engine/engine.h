@@ -227,6 +227,9 @@ typedef sg_status (*sg_grad_fn)(const sg_node *node, sg_tensor *dy, const bool *
    is elementwise in dy set it, so a large output's seed is never written out. */
 typedef sg_status (*sg_grad_uniform_fn)(const sg_node *node, float g, const bool *need,
                                         sg_tensor **dx);
+/* A uniform dy is fed to the backward kernels from a block of this many copies of g on the
+   stack (in L1), one kernel call per block. */
+#define SG_UNIFORM_BLOCK 2048
 
 struct sg_node {
   const char *op;                  /* user-level op name */

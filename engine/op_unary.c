@@ -61,10 +61,6 @@ typedef struct unary_job {
   float g;      /* uniform: the value of dy */
 } unary_job;
 
-/* A uniform dy is fed to the backward kernel from a block of this many copies of g on the
-   stack (in L1), one kernel call per block. */
-#define UNIFORM_BLOCK 2048
-
 static void unary_call(const unary_job *j, const float *in, int64_t lo, size_t n) {
   const float *x = j->x ? j->x + lo : NULL;
   const float *y = j->y ? j->y + lo : NULL;
@@ -100,11 +96,11 @@ static void unary_range(int64_t lo, int64_t hi, void *arg) {
     unary_call(j, j->in + lo, lo, (size_t)(hi - lo));
     return;
   }
-  float g[UNIFORM_BLOCK];
-  size_t nb = hi - lo < UNIFORM_BLOCK ? (size_t)(hi - lo) : UNIFORM_BLOCK;
+  float g[SG_UNIFORM_BLOCK];
+  size_t nb = hi - lo < SG_UNIFORM_BLOCK ? (size_t)(hi - lo) : SG_UNIFORM_BLOCK;
   sg__fill(g, (int64_t)nb, j->g);
-  for (int64_t at = lo; at < hi; at += UNIFORM_BLOCK)
-    unary_call(j, g, at, hi - at < UNIFORM_BLOCK ? (size_t)(hi - at) : UNIFORM_BLOCK);
+  for (int64_t at = lo; at < hi; at += SG_UNIFORM_BLOCK)
+    unary_call(j, g, at, hi - at < SG_UNIFORM_BLOCK ? (size_t)(hi - at) : SG_UNIFORM_BLOCK);
 }
 
 /* dx from dy, or (dy NULL) from a dy that is g everywhere. */
