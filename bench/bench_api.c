@@ -318,10 +318,13 @@ static roof_work api_traffic(const api_case *c) {
     break;
   case L_VEC2:
     if (!op->grads) return (roof_work){.read = 8 * n, .written = n}; /* a comparison */
+    /* add's gradients are the seed, written once; the others take it as a value (no seed
+       written, no dy read), as the unary ops do. */
     f = (roof_work){.read = 8 * n, .written = 4 * n};
-    b = (roof_work){.read = strcmp(op->name, "sub") == 0   ? 4 * n
-                            : strcmp(op->name, "pow") == 0 ? 16 * n
-                                                           : 12 * n,
+    if (!grad_is_view(op->name)) seed = 0;
+    b = (roof_work){.read = strcmp(op->name, "sub") == 0   ? 0
+                            : strcmp(op->name, "pow") == 0 ? 12 * n
+                                                           : 8 * n,
                     .written = 8 * n};
     break;
   case L_WHERE:
