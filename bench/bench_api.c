@@ -293,8 +293,9 @@ static bool is_unary(const char *op, const char **saved) {
 }
 
 /* Bytes read and written by the forward kernel (fwd) and the backward kernel (bwd) of c, and the
-   size of the seed sg_tape_end fills with ones (the output's bytes), from the kernel contracts in
-   backend.h; n elements in rows of cols (N x N for a matmul). */
+   size of the seed sg_tape_end fills with ones (the output's bytes; none for the elementwise
+   ops), from the kernel contracts in backend.h; n elements in rows of cols (N x N for a
+   matmul). */
 static roof_work api_traffic(const api_case *c) {
   const api_op *op = c->op;
   int64_t rows_i, cols_i;
@@ -304,20 +305,26 @@ static roof_work api_traffic(const api_case *c) {
   const char *saved = NULL;
   switch (op->layout) {
   case L_VEC1:
+    /* The unary ops (and leaky_relu, clip and the step ops) take the seed of ones as a value
+       (engine/tape.c, Note [the seed]): no seed is written and dy is not read. */
     f = (roof_work){.read = 4 * n, .written = 4 * n};
-    if (is_unary(op->name, &saved)) /* dy, the saved x or y (some save none); dx */
-      b = (roof_work){.read = strcmp(saved, "NONE") == 0 ? 4 * n : 8 * n, .written = 4 * n};
-    else if (op->bwd_slot) /* leaky_relu, clip: dy and x; dropout: dy and the hashed mask */
-      b = (roof_work){.read = strcmp(op->name, "dropout") == 0 ? 4 * n : 8 * n, .written = 4 * n};
+    if (strcmp(op->name, "dropout") != 0) seed = 0;
+    if (is_unary(op->name, &saved)) /* the saved x or y (some save none); dx */
+      b = (roof_work){.read = strcmp(saved, "NONE") == 0 ? 0 : 4 * n, .written = 4 * n};
+    else if (op->bwd_slot) /* leaky_relu, clip: x; dropout: dy and the hashed mask */
+      b = (roof_work){.read = 4 * n, .written = 4 * n};
     else /* a step op's gradient is zeros */
       b = (roof_work){.written = 4 * n};
     break;
   case L_VEC2:
     if (!op->grads) return (roof_work){.read = 8 * n, .written = n}; /* a comparison */
+    /* add's gradients are the seed, written once; the others take it as a value (no seed
+       written, no dy read), as the unary ops do. */
     f = (roof_work){.read = 8 * n, .written = 4 * n};
-    b = (roof_work){.read = strcmp(op->name, "sub") == 0   ? 4 * n
-                            : strcmp(op->name, "pow") == 0 ? 16 * n
-                                                           : 12 * n,
+    if (!grad_is_view(op->name)) seed = 0;
+    b = (roof_work){.read = strcmp(op->name, "sub") == 0   ? 0
+                            : strcmp(op->name, "pow") == 0 ? 12 * n
+                                                           : 8 * n,
                     .written = 8 * n};
     break;
   case L_WHERE:

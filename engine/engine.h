@@ -250,10 +250,20 @@ typedef struct sg_node sg_node;
 typedef sg_status (*sg_grad_fn)(const sg_node *node, sg_tensor *dy, const bool *need,
                                 sg_tensor **dx);
 
+/* The same for a dy whose every element is g, which is not in memory: the tape's seed of ones
+   when sg_tape_end gets no dy (Note [the seed] in engine/tape.c). Optional: ops whose gradient
+   is elementwise in dy set it, so a large output's seed is never written out. */
+typedef sg_status (*sg_grad_uniform_fn)(const sg_node *node, float g, const bool *need,
+                                        sg_tensor **dx);
+/* A uniform dy is fed to the backward kernels from a block of this many copies of g on the
+   stack (in L1), one kernel call per block. */
+#define SG_UNIFORM_BLOCK 2048
+
 struct sg_node {
-  const char *op;  /* user-level op name */
-  char *scope;     /* scope path when the op ran (owned) */
-  sg_grad_fn grad; /* NULL: the op has no gradient */
+  const char *op;                  /* user-level op name */
+  char *scope;                     /* scope path when the op ran (owned) */
+  sg_grad_fn grad;                 /* NULL: the op has no gradient */
+  sg_grad_uniform_fn grad_uniform; /* NULL unless the op sets it after sg__record */
   int n_inputs;
   sg_node_input *inputs; /* points at inline_inputs or a heap array */
   sg_node_input inline_inputs[SG_NODE_INLINE_INPUTS];

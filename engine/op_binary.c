@@ -76,7 +76,7 @@ static void binary_flat(int64_t lo, int64_t hi, void *arg) {
 enum { SAVE_NONE = 0, SAVE_AB = 1, SAVE_ABY = 2 };
 
 static sg_tensor *binary_op(const char *name, sg_tensor *a, sg_tensor *b, sg_binary_kernel fn,
-                            sg_grad_fn grad, int save) {
+                            sg_grad_fn grad, sg_grad_uniform_fn grad_uniform, int save) {
   sg_op op;
   if (!sg__op_begin(&op, name) || !check_f32_pair(a, b, name)) return sg__op_fail(&op);
   sg_tensor *ab[2] = {a, b};
@@ -101,6 +101,7 @@ static sg_tensor *binary_op(const char *name, sg_tensor *a, sg_tensor *b, sg_bin
     sg_dispose(y);
     return sg__op_fail(&op);
   }
+  if (node) node->grad_uniform = grad_uniform;
   if (node && save >= SAVE_AB) {
     sg__save(node, a);
     sg__save(node, b);
@@ -111,23 +112,40 @@ static sg_tensor *binary_op(const char *name, sg_tensor *a, sg_tensor *b, sg_bin
 
 typedef struct binary_grad_ctx {
   sg_binary_backward_kernel fn;
-  const float *dy, *a, *b, *y;
+  const float *dy; /* NULL: dy is g everywhere (a uniform gradient) */
+  const float *a, *b, *y;
   float *da, *db;
+  float g;
 } binary_grad_ctx;
 
-/* add and sub save neither input and their kernels read neither, but a SIMD kernel may still
-   load a[0] and b[0] up front: dy's run stands in as readable memory of the right length. */
+/* The kernel on n elements of run r from its element t, dy from the pointer given. add and sub
+   save neither input and their kernels read neither, but a SIMD kernel may still load a[0] and
+   b[0] up front: dy stands in as readable memory of the right length. */
+static void binary_grad_call(const binary_grad_ctx *c, const float *dy, const sg_bcast_run *r,
+                             int64_t t, size_t n) {
+  int64_t out = r->out + t, oa = r->off[0] + t * (int64_t)r->step[0],
+          ob = r->off[1] + t * (int64_t)r->step[1];
+  c->fn(dy, c->a ? c->a + oa : dy, r->step[0], c->b ? c->b + ob : dy, r->step[1], at(c->y, out),
+        at_mut(c->da, out), at_mut(c->db, out), n);
+}
+
 static void binary_grad_run(const sg_bcast_run *r, void *arg) {
   const binary_grad_ctx *c = arg;
-  const float *dy = c->dy + r->out;
-  c->fn(dy, c->a ? c->a + r->off[0] : dy, r->step[0], c->b ? c->b + r->off[1] : dy, r->step[1],
-        at(c->y, r->out), at_mut(c->da, r->out), at_mut(c->db, r->out), (size_t)r->n);
+  if (c->dy) {
+    binary_grad_call(c, c->dy + r->out, r, 0, (size_t)r->n);
+    return;
+  }
+  float g[SG_UNIFORM_BLOCK];
+  sg__fill(g, r->n < SG_UNIFORM_BLOCK ? r->n : SG_UNIFORM_BLOCK, c->g);
+  for (int64_t t = 0; t < r->n; t += SG_UNIFORM_BLOCK)
+    binary_grad_call(c, g, r, t,
+                     (size_t)(r->n - t < SG_UNIFORM_BLOCK ? r->n - t : SG_UNIFORM_BLOCK));
 }
 
 /* da and db over the output shape from the backward kernel, then summed down to a's and b's
-   shapes where they were broadcast. */
-static sg_status binary_grad(const sg_node *node, sg_tensor *dy, const bool *need, sg_tensor **dx,
-                             sg_binary_backward_kernel fn) {
+   shapes where they were broadcast. dy NULL: dy is gv everywhere. */
+static sg_status binary_grad(const sg_node *node, const sg_tensor *dy, float gv, const bool *need,
+                             sg_tensor **dx, sg_binary_backward_kernel fn) {
   sg_bcast bc;
   plan_node(&bc, node);
   sg_tensor *full[2] = {NULL, NULL};
@@ -140,12 +158,13 @@ static sg_status binary_grad(const sg_node *node, sg_tensor *dy, const bool *nee
     }
   }
   binary_grad_ctx c = {fn,
-                       sg__f32(dy),
+                       dy ? sg__f32(dy) : NULL,
                        node->n_saved >= 2 ? sg__f32(node->saved[0]) : NULL,
                        node->n_saved >= 2 ? sg__f32(node->saved[1]) : NULL,
                        node->n_saved >= 3 ? sg__f32(node->saved[2]) : NULL,
                        full[0] ? sg__f32(full[0]) : NULL,
-                       full[1] ? sg__f32(full[1]) : NULL};
+                       full[1] ? sg__f32(full[1]) : NULL,
+                       gv};
   sg__bcast_for_each(&bc, binary_grad_run, &c);
   sg_status st = SG_OK;
   for (int k = 0; k < 2; k++) {
@@ -190,10 +209,16 @@ static sg_status identity_grad(const sg_node *node, sg_tensor *dy, const bool *n
   static sg_status name##_grad(const sg_node *node, sg_tensor *dy, const bool *need,               \
                                sg_tensor **dx) {                                                   \
     if (SG_IDENTITY_GRAD_##name) return identity_grad(node, dy, need, dx);                         \
-    return binary_grad(node, dy, need, dx, sg__backend()->name##_backward);                        \
+    return binary_grad(node, dy, 0.0f, need, dx, sg__backend()->name##_backward);                  \
+  }                                                                                                \
+  /* add's gradient is the seed itself: it has no uniform form, the tape writes the ones. */       \
+  static sg_status name##_grad_uniform(const sg_node *node, float g, const bool *need,             \
+                                       sg_tensor **dx) {                                           \
+    return binary_grad(node, NULL, g, need, dx, sg__backend()->name##_backward);                   \
   }                                                                                                \
   sg_tensor *sg_##name(sg_tensor *a, sg_tensor *b) {                                               \
-    return binary_op(#name, a, b, sg__backend()->name, name##_grad, SG_SAVE_##name);               \
+    return binary_op(#name, a, b, sg__backend()->name, name##_grad,                                \
+                     SG_IDENTITY_GRAD_##name ? NULL : name##_grad_uniform, SG_SAVE_##name);        \
   }
 SG_FOR_EACH_BINARY_OP(SG_DEFINE_BINARY_OP_)
 

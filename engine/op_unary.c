@@ -48,21 +48,20 @@ static sg_unary_backward_kernel bwd_slot(const sg_backend *be, const unary_desc 
   return *(const sg_unary_backward_kernel *)((const char *)be + d->bwd);
 }
 
-/* One elementwise pass, forward (in = x) or backward (in = dy, x/y = the saved tensor). */
+/* One elementwise pass, forward (in = x) or backward (in = dy, x/y = the saved tensor). A
+   uniform backward has no dy in memory: every element of dy is g. */
 typedef struct unary_job {
   const sg_backend *be;
   const unary_desc *d;
-  bool backward;
+  bool backward, uniform;
   const float *in;
   const float *x, *y;
   float *out;
   float p0, p1; /* leaky_relu: alpha; clip: lo, hi */
+  float g;      /* uniform: the value of dy */
 } unary_job;
 
-static void unary_range(int64_t lo, int64_t hi, void *arg) {
-  const unary_job *j = arg;
-  const size_t n = (size_t)(hi - lo);
-  const float *in = j->in + lo;
+static void unary_call(const unary_job *j, const float *in, int64_t lo, size_t n) {
   const float *x = j->x ? j->x + lo : NULL;
   const float *y = j->y ? j->y + lo : NULL;
   float *out = j->out + lo;
@@ -91,7 +90,22 @@ static void unary_range(int64_t lo, int64_t hi, void *arg) {
   }
 }
 
-static sg_status unary_grad(const sg_node *node, sg_tensor *dy, const bool *need, sg_tensor **dx) {
+static void unary_range(int64_t lo, int64_t hi, void *arg) {
+  const unary_job *j = arg;
+  if (!j->uniform) {
+    unary_call(j, j->in + lo, lo, (size_t)(hi - lo));
+    return;
+  }
+  float g[SG_UNIFORM_BLOCK];
+  size_t nb = hi - lo < SG_UNIFORM_BLOCK ? (size_t)(hi - lo) : SG_UNIFORM_BLOCK;
+  sg__fill(g, (int64_t)nb, j->g);
+  for (int64_t at = lo; at < hi; at += SG_UNIFORM_BLOCK)
+    unary_call(j, g, at, hi - at < SG_UNIFORM_BLOCK ? (size_t)(hi - at) : SG_UNIFORM_BLOCK);
+}
+
+/* dx from dy, or (dy NULL) from a dy that is g everywhere. */
+static sg_status unary_backward(const sg_node *node, const sg_tensor *dy, float gv,
+                                const bool *need, sg_tensor **dx) {
   if (!need[0]) return SG_OK;
   const unary_desc *d = &k_ops[node->iparam[0]];
   const sg_node_input *in = &node->inputs[0];
@@ -101,15 +115,26 @@ static sg_status unary_grad(const sg_node *node, sg_tensor *dy, const bool *need
   unary_job job = {.be = sg__backend(),
                    .d = d,
                    .backward = true,
-                   .in = sg__f32(dy),
+                   .uniform = !dy,
+                   .in = dy ? sg__f32(dy) : NULL,
                    .x = d->save == SAVE_X ? saved : NULL,
                    .y = d->save == SAVE_Y ? saved : NULL,
                    .out = sg__f32(g),
                    .p0 = node->fparam[0],
-                   .p1 = node->fparam[1]};
+                   .p1 = node->fparam[1],
+                   .g = gv};
   sg__parallel_for(g->numel, SG_GRAIN_ELEMENTWISE, unary_range, &job);
   dx[0] = g;
   return SG_OK;
+}
+
+static sg_status unary_grad(const sg_node *node, sg_tensor *dy, const bool *need, sg_tensor **dx) {
+  return unary_backward(node, dy, 0.0f, need, dx);
+}
+
+static sg_status unary_grad_uniform(const sg_node *node, float g, const bool *need,
+                                    sg_tensor **dx) {
+  return unary_backward(node, NULL, g, need, dx);
 }
 
 /* Step ops: the gradient is zero wherever it exists; NULL tells the tape "zero". */
@@ -119,6 +144,11 @@ static sg_status step_grad(const sg_node *node, sg_tensor *dy, const bool *need,
   (void)need;
   dx[0] = NULL;
   return SG_OK;
+}
+
+static sg_status step_grad_uniform(const sg_node *node, float g, const bool *need, sg_tensor **dx) {
+  (void)g;
+  return step_grad(node, NULL, need, dx);
 }
 
 static sg_tensor *unary_op(int id, sg_tensor *x, float p0, float p1) {
@@ -140,6 +170,7 @@ static sg_tensor *unary_op(int id, sg_tensor *x, float p0, float p1) {
       sg_dispose(y);
       return sg__op_fail(&op);
     }
+    node->grad_uniform = d->kind == KIND_STEP ? step_grad_uniform : unary_grad_uniform;
     node->iparam[0] = id;
     node->fparam[0] = p0;
     node->fparam[1] = p1;

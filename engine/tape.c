@@ -106,6 +106,7 @@ sg_node *sg__record(sg_op *op, sg_grad_fn grad, sg_tensor *const *inputs, int n_
   memset(n->iparam, 0, sizeof n->iparam);
   n->op = op->name;
   n->grad = grad;
+  n->grad_uniform = NULL;
   n->scope = intern_scope(t, c->path);
   if (!n->scope) goto oom;
   n->inputs = n_inputs <= SG_NODE_INLINE_INPUTS ? n->inline_inputs
@@ -174,14 +175,32 @@ static void tape_free(sg_tape *t) {
   sg__free(t);
 }
 
-/* The running sum of gradients for one tensor: g + dx as a new tensor (both are consumed). */
+/* Only the tape sees t: one reference, storage shared with no view, not the caller's memory. */
+static bool tape_owned(const sg_tensor *t) {
+  return atomic_load_explicit(&t->refs, memory_order_relaxed) == 1 &&
+         atomic_load_explicit(&t->storage->refs, memory_order_relaxed) == 1 && !t->storage->wrapped;
+}
+
+/* The running sum of gradients for one tensor, g + dx (both are consumed): added into g or dx
+   where the tape alone holds it, so a tensor with several consumers costs one add each and no
+   new buffer; a new tensor only when both are shared (views of dy, say). */
 static sg_tensor *accumulate(sg_tensor *g, sg_tensor *dx) {
   if (!g) return dx;
-  sg_tensor *sum = sg__new(SG_F32, g->shape, g->rank);
-  if (sum) sg__backend()->add(g->data, 1, dx->data, 1, sum->data, (size_t)g->numel);
-  sg_dispose(g);
-  sg_dispose(dx);
+  const sg_backend *be = sg__backend();
+  size_t n = (size_t)g->numel;
+  sg_tensor *sum = tape_owned(g) ? g : tape_owned(dx) ? dx : sg__new(SG_F32, g->shape, g->rank);
+  if (sum)
+    be->add(sum == dx ? dx->data : g->data, 1, sum == dx ? g->data : dx->data, 1, sum->data, n);
+  if (g != sum) sg_dispose(g);
+  if (dx != sum) sg_dispose(dx);
   return sum;
+}
+
+/* A new tensor of ones shaped like y: the seed where it must be in memory. */
+static sg_tensor *ones_like(const sg_tensor *y) {
+  sg_tensor *t = sg__new(SG_F32, y->shape, y->rank);
+  if (t) sg__fill(sg__f32(t), t->numel, 1.0f);
+  return t;
 }
 
 static sg_status check_tape_args(sg_tensor *y, sg_tensor *dy, sg_tensor *const *xs, int n,
@@ -318,13 +337,22 @@ static sg_status backprop(sg_tape *t, sg_tensor *y, sg_tensor *dy, sg_tensor *co
     for (int k = 0; k < nd->n_inputs; k++) sg_idmap_put(&to_y, nd->inputs[k].id, (void *)1);
   }
 
-  sg_tensor *seed = dy ? sg__copy(dy) : sg__new(SG_F32, y->shape, y->rank);
-  if (!seed) {
-    st = sg_last_status();
-    goto done;
+  /* Note [the seed]: the gradient of y costs neither a copy nor a pass of its own. A given dy
+     goes in as a view (the gradient functions only read dy; what the caller gets back may
+     share dy's storage, which sg_data_f32_mut then refuses to write, as for any view). No dy
+     means ones: they stay the value 1 (ones_pending) while the node that made y has a uniform
+     form of its gradient (grad_uniform), and are written out only for a node without one, or
+     when y is itself one of xs. Writing ones over a 2^22-element y cost as much as relu's
+     forward kernel (tape.relu was 37% above its two kernels). */
+  bool ones_pending = !dy;
+  if (dy) {
+    sg_tensor *seed = sg__view(dy, dy->shape, dy->rank);
+    if (!seed) {
+      st = sg_last_status();
+      goto done;
+    }
+    sg_idmap_put(&grad, y->id, seed);
   }
-  if (!dy) sg__fill(sg__f32(seed), seed->numel, 1.0f);
-  sg_idmap_put(&grad, y->id, seed);
   if (t->ready && !ready_init(&ready, t, keep, xs, n)) {
     st = sg__error(SG_ERR_OOM, "tape_end", "out of memory for back-propagation");
     goto done;
@@ -335,11 +363,24 @@ static sg_status backprop(sg_tape *t, sg_tensor *y, sg_tensor *dy, sg_tensor *co
     if (!keep[i]) continue;
     sg_node *nd = node_at(t, i);
     sg_tensor *gy = sg_idmap_get(&grad, nd->output_id);
-    if (!gy) continue;
+    bool uniform = !gy && ones_pending && nd->output_id == y->id;
+    if (!gy && !uniform) continue;
     if (!nd->grad) {
       st = sg__error_at(SG_ERR_NO_GRADIENT, nd->op, nd->scope,
                         "no gradient is defined for this op, and it lies between xs and y");
       break;
+    }
+    if (uniform) {
+      ones_pending = false;
+      if (!nd->grad_uniform) {
+        gy = ones_like(y);
+        if (!gy) {
+          st = sg_last_status();
+          break;
+        }
+        sg_idmap_put(&grad, y->id, gy);
+        uniform = false;
+      }
     }
     bool need[64];
     sg_tensor *dx_small[64];
@@ -361,7 +402,7 @@ static sg_status backprop(sg_tape *t, sg_tensor *y, sg_tensor *dy, sg_tensor *co
       const char *outer = c->op_name;
       c->op_name = nd->op;
       c->op_backward = true;
-      st = nd->grad(nd, gy, needp, dx);
+      st = uniform ? nd->grad_uniform(nd, 1.0f, needp, dx) : nd->grad(nd, gy, needp, dx);
       c->op_name = outer;
       c->op_backward = false;
       if (frame.prof) sg__profile_grad_outputs(&frame, dx, nd->n_inputs);
@@ -392,6 +433,14 @@ static sg_status backprop(sg_tape *t, sg_tensor *y, sg_tensor *dy, sg_tensor *co
 
   for (int i = 0; i < n && st == SG_OK; i++) {
     sg_tensor *g = sg_idmap_get(&grad, xs[i]->id);
+    if (!g && ones_pending && xs[i]->id == y->id) { /* y is x: its gradient is the seed */
+      ones_pending = false;
+      g = ones_like(y);
+      if (!g) {
+        st = sg_last_status();
+        break;
+      }
+    }
     if (g) {
       /* Handed over to the caller; a repeated x gets its own copy. */
       sg_idmap_put(&grad, xs[i]->id, NULL);

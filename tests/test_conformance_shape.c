@@ -68,6 +68,11 @@ static void transpose_family(void) {
       {4, {2, 3, 5, 7}, {1, 0, 3, 2}},
       {4, {2, 3, 5, 7}, {0, 1, 3, 2}},
       {8, {1, 2, 1, 3, 1, 2, 1, 2}, {7, 6, 5, 4, 3, 2, 1, 0}},
+      /* From 2^21 floats y is written with non-temporal stores where its rows are aligned
+         (offset 0 here), with plain ones where they are not (the other offsets, and 2049). */
+      {2, {2048, 1040}, {1, 0}},
+      {2, {2049, 1024}, {1, 0}},
+      {3, {2, 1040, 1024}, {0, 2, 1}},
   };
   seed(case_seed("transpose", 0, 0, 0));
   for (size_t i = 0; i < COUNT(cases); i++)

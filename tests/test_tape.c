@@ -122,6 +122,115 @@ Test(tape, dy_seeds_backprop) {
   sg_dispose(dy);
 }
 
+/* Note [the seed] in engine/tape.c: sg_tape_end writes no seed of ones for an elementwise op
+   and copies no given dy; the one buffer it makes is dx. */
+Test(tape, no_seed_and_no_copy_of_dy) {
+  enum { N = 1 << 16 };
+  int64_t s[] = {N};
+  sg_tensor *x = sg_fill(s, 1, 0.0f), *dy = sg_fill(s, 1, 3.0f);
+  float *xv = sg_data_f32_mut(x);
+  for (int i = 0; i < N; i++) xv[i] = (float)(i % 7) - 3.0f;
+  for (int with_dy = 0; with_dy < 2; with_dy++) {
+    sg_tape_begin();
+    sg_tensor *y = sg_relu(x), *g;
+    int64_t t0, b0, t1, b1;
+    sg__thread_allocations(&t0, &b0);
+    cr_assert_eq(sg_tape_end(y, with_dy ? dy : NULL, &x, 1, &g), SG_OK, "%s", sg_last_error());
+    sg__thread_allocations(&t1, &b1);
+    cr_assert_eq(b1 - b0, (int64_t)N * 4, "with_dy %d: %lld bytes made", with_dy,
+                 (long long)(b1 - b0));
+    const float *gv = sg_data_f32(g);
+    for (int i = 0; i < N; i++)
+      cr_assert_eq(gv[i], xv[i] > 0 ? (with_dy ? 3.0f : 1.0f) : 0.0f, "i %d", i);
+    sg_dispose(g);
+    sg_dispose(y);
+  }
+  sg_dispose(dy);
+  sg_dispose(x);
+}
+
+/* The uniform gradients (no dy: ones that are never written out) give the bits that the same
+   ops give with a dy of ones in memory: unary, step and binary ops, broadcast or not, over
+   lengths that are not a multiple of the block the ones come from. */
+static sg_tensor *op_exp(sg_tensor *const *t) { return sg_exp(t[0]); }
+static sg_tensor *op_relu(sg_tensor *const *t) { return sg_relu(t[0]); }
+static sg_tensor *op_leaky(sg_tensor *const *t) { return sg_leaky_relu(t[0], 0.25f); }
+static sg_tensor *op_clip(sg_tensor *const *t) { return sg_clip(t[0], -0.5f, 0.5f); }
+static sg_tensor *op_floor(sg_tensor *const *t) { return sg_floor(t[0]); }
+static sg_tensor *op_mul(sg_tensor *const *t) { return sg_mul(t[0], t[1]); }
+static sg_tensor *op_sub(sg_tensor *const *t) { return sg_sub(t[0], t[1]); }
+static sg_tensor *op_div(sg_tensor *const *t) { return sg_div(t[0], t[1]); }
+static sg_tensor *op_add(sg_tensor *const *t) { return sg_add(t[0], t[1]); }
+
+Test(tape, uniform_seed_matches_ones_in_memory) {
+  static const struct {
+    sg_tensor *(*f)(sg_tensor *const *);
+    int n_in;
+  } ops[] = {{op_exp, 1}, {op_relu, 1}, {op_leaky, 1}, {op_clip, 1}, {op_floor, 1},
+             {op_mul, 2}, {op_sub, 2},  {op_div, 2},   {op_add, 2}};
+  /* a [rows, cols] and b [rows, cols] or [cols] (broadcast). */
+  static const int64_t shapes[][2] = {{1, 1}, {3, 5000}, {7000, 3}, {2, 4097}};
+  for (size_t o = 0; o < sizeof ops / sizeof ops[0]; o++)
+    for (size_t k = 0; k < sizeof shapes / sizeof shapes[0]; k++)
+      for (int bcast = 0; bcast < 2; bcast++) {
+        sg_scope_begin("t");
+        int64_t sa[2] = {shapes[k][0], shapes[k][1]}, sb[1] = {shapes[k][1]};
+        sg_tensor *in[2] = {sg_fill(sa, 2, 0.0f),
+                            bcast ? sg_fill(sb, 1, 0.0f) : sg_fill(sa, 2, 0.0f)};
+        for (int i = 0; i < 2; i++) {
+          float *v = sg_data_f32_mut(in[i]);
+          for (int64_t e = 0; e < sg_numel(in[i]); e++)
+            v[e] = (float)((e * 37 + 11 * i) % 29) / 7.0f - 2.0f + 0.125f;
+        }
+        sg_tensor *g[2][2] = {{NULL, NULL}, {NULL, NULL}};
+        for (int with_dy = 0; with_dy < 2; with_dy++) {
+          sg_tape_begin();
+          sg_tensor *y = ops[o].f(in);
+          cr_assert_not_null(y, "%s", sg_last_error());
+          sg_tensor *dy = with_dy ? sg_ones(sg_shape(y), sg_rank(y)) : NULL;
+          cr_assert_eq(sg_tape_end(y, dy, in, ops[o].n_in, g[with_dy]), SG_OK, "%s",
+                       sg_last_error());
+        }
+        for (int i = 0; i < ops[o].n_in; i++) {
+          int64_t n = sg_numel(g[1][i]);
+          cr_assert_eq(sg_numel(g[0][i]), n);
+          cr_assert_eq(memcmp(sg_data_f32(g[0][i]), sg_data_f32(g[1][i]), (size_t)n * 4), 0,
+                       "op %zu shape %zu bcast %d input %d", o, k, bcast, i);
+        }
+        sg_scope_end(NULL, 0);
+      }
+}
+
+/* The seed is a view of dy: gradients that are views of it are summed into a new tensor, dy is
+   left as it was, and y itself in xs gets dy's values (ones without dy). */
+Test(tape, dy_is_read_not_written) {
+  int64_t s[] = {3};
+  float xv[] = {1, 2, 3}, dv[] = {0.5f, -1, 4};
+  sg_tensor *x = sg_tensor_f32(xv, s, 1), *dy = sg_tensor_f32(dv, s, 1);
+  sg_scope_begin("t");
+  sg_tape_begin();
+  sg_tensor *y = sg_add(x, x); /* both gradients are views of the seed */
+  sg_tensor *g;
+  cr_assert_eq(sg_tape_end(y, dy, &x, 1, &g), SG_OK, "%s", sg_last_error());
+  const float want[] = {1, -2, 8};
+  t_expect_f32(g, want, 1, s, 0, 0);
+  t_expect_f32(dy, dv, 1, s, 0, 0);
+  sg_tape_begin();
+  sg_tensor *xs[] = {x, x}, *gs[2];
+  cr_assert_eq(sg_tape_end(x, dy, xs, 2, gs), SG_OK, "%s", sg_last_error());
+  t_expect_f32(gs[0], dv, 1, s, 0, 0);
+  t_expect_f32(gs[1], dv, 1, s, 0, 0);
+  sg_tape_begin();
+  cr_assert_eq(sg_tape_end(x, NULL, xs, 2, gs), SG_OK, "%s", sg_last_error());
+  const float ones[] = {1, 1, 1};
+  t_expect_f32(gs[0], ones, 1, s, 0, 0);
+  t_expect_f32(gs[1], ones, 1, s, 0, 0);
+  sg_scope_end(NULL, 0);
+  t_expect_f32(dy, dv, 1, s, 0, 0);
+  sg_dispose(x);
+  sg_dispose(dy);
+}
+
 Test(tape, unrelated_x_gets_zeros) {
   int64_t s[] = {2, 2};
   sg_tensor *x = sg_ones(s, 2), *z = sg_ones(s, 2);
