@@ -10,6 +10,9 @@
 #                      make bench-torch compares with PyTorch in the same run; make bench-peers
 #                      with PyTorch, ONNX Runtime and JAX from PyPI (a venv under build/)
 #   make test-asan     the test suite built with AddressSanitizer, UBSan and LeakSanitizer
+#   make test-clang    everything built with clang (library, tests, bench, examples), the suite run
+#   make test-tsan     clang, ThreadSanitizer and LLVM's OpenMP runtime: the concurrency stress test
+#                      and the thread tests as plain programs (docs/testing.md)
 #   make test-arm64    the aarch64 cross build (NEON backend), its suite under qemu-user
 #   make examples      build every example and run each briefly
 #   make install       install into PREFIX (default /usr/local)
@@ -27,6 +30,8 @@
 
 BUILD ?= build
 ASAN_BUILD ?= build-asan
+CLANG_BUILD ?= build-clang
+TSAN_BUILD ?= build-tsan
 PREFIX ?= /usr/local
 TEST_TIMEOUT ?= 600
 BENCH_MIN_TIME ?= 0.1
@@ -42,7 +47,7 @@ endif
 PACKAGES := build-essential cmake ninja-build pkg-config libsleef-dev libcriterion-dev \
             libbenchmark-dev libomp-dev zlib1g-dev dataset-fashion-mnist libopenblas-dev \
             abigail-tools libdlpack-dev python3-pytest python3-numpy python3-torch \
-            libopenmpi-dev openmpi-bin
+            libopenmpi-dev openmpi-bin clang libomp-14-dev libclang-rt-14-dev
 FORMAT_PACKAGES := clang-format
 CLANG_FORMAT ?= clang-format
 
@@ -56,8 +61,8 @@ ASAN_LOGS = $(abspath $(ASAN_BUILD))/sanitizer-reports
 ASAN_ENV = ASAN_OPTIONS=detect_leaks=1:strict_string_checks=1:log_path=$(ASAN_LOGS)/asan \
            UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1:log_path=$(ASAN_LOGS)/ubsan
 
-.PHONY: all build deps format-deps test test-asan bench examples install format format-check clean \
-        abi-build abi-check abi-baseline test-dist bench-dist
+.PHONY: all build deps format-deps test test-asan test-clang test-tsan bench examples install \
+        format format-check clean abi-build abi-check abi-baseline test-dist bench-dist
 
 all: build
 
@@ -122,6 +127,33 @@ test-asan: deps
 	cmake --build $(ASAN_BUILD) -j $(JOBS)
 	rm -rf $(ASAN_LOGS) && mkdir -p $(ASAN_LOGS)
 	$(call run_ctest,$(ASAN_BUILD),$(ASAN_ENV),$(ASAN_LOGS))
+
+# ---- clang, and ThreadSanitizer (docs/testing.md) --------------------------------------------
+# make test-clang: the whole tree built with clang 14 and libomp (warnings are errors under CI, as
+# with gcc), the whole suite run. make test-tsan: the library built with clang,
+# -fsanitize=thread and LLVM's OpenMP runtime, whose tool library (libarcher.so, found by CMake
+# and named in each test's OMP_TOOL_LIBRARIES) tells TSan about OpenMP's synchronisation; gcc's
+# libgomp is not instrumented and gives false reports. Criterion's runner cannot start under
+# TSan, so this build has only plain programs: tests/stress_threads.c and the thread tests
+# (tests/test_threads.c, tests/test_host.c) through tests/plain_test.h. A report fails the test
+# (TSAN_OPTIONS with halt_on_error=1 exitcode=66, set by tests/CMakeLists.txt). No simdgrad_mpi
+# there: OpenMPI is not instrumented either.
+CLANG_CMAKE := -DCMAKE_C_COMPILER=clang -DCMAKE_CXX_COMPILER=clang++
+CLANG_FLAGS := -G Ninja -DCMAKE_BUILD_TYPE=Release -DSIMDGRAD_WERROR=$(WERROR) $(CLANG_CMAKE)
+TSAN_FLAGS := -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DSIMDGRAD_WERROR=$(WERROR) \
+              $(CLANG_CMAKE) -DSIMDGRAD_SANITIZE=thread -DSIMDGRAD_BUILD_BENCH=OFF \
+              -DSIMDGRAD_BUILD_EXAMPLES=OFF -DSIMDGRAD_BUILD_MPI=OFF
+TSAN_STRESS_SECONDS ?= 3
+
+test-clang: deps
+	cmake -S . -B $(CLANG_BUILD) $(CLANG_FLAGS)
+	cmake --build $(CLANG_BUILD) -j $(JOBS)
+	$(call run_ctest,$(CLANG_BUILD),)
+
+test-tsan: deps
+	cmake -S . -B $(TSAN_BUILD) $(TSAN_FLAGS)
+	cmake --build $(TSAN_BUILD) -j $(JOBS)
+	$(call run_ctest,$(TSAN_BUILD),SIMDGRAD_STRESS_SECONDS=$(TSAN_STRESS_SECONDS))
 
 # ---- make test-arm64: the aarch64 build and the NEON backend, cross-built and run under qemu ----
 # Installs (as root, each step only if missing) the cross compilers, qemu-user, the arm64 SLEEF,
@@ -330,4 +362,4 @@ format-check: format-deps
 	fi; echo "simdgrad: all $(words $(SOURCES)) C/C++ sources are clang-formatted"
 
 clean:
-	rm -rf $(BUILD) $(ASAN_BUILD) $(ABI_BUILD)
+	rm -rf $(BUILD) $(ASAN_BUILD) $(CLANG_BUILD) $(TSAN_BUILD) $(ABI_BUILD)

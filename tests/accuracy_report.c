@@ -497,8 +497,8 @@ static void report_sce(void) {
   static const char *const what[4] = {"softmax_cross_entropy: loss (ulp)",
                                       "softmax_cross_entropy: log_probs (ulp)",
                                       "softmax_cross_entropy_backward: dlabels (ulp)",
-                                      "softmax_cross_entropy_backward: dlogits (units of eps "
-                                      "\\|terms\\|)"};
+                                      ("softmax_cross_entropy_backward: dlogits (units of eps "
+                                       "\\|terms\\|)")};
   for (int q = 0; q < 4; q++) {
     printf("| %s | 1024 rows of 1000 classes, logits in [-10, 10) |", what[q]);
     for (int k = 0; k < g_nbe; k++) printf(" %.2f |", w[q][k].err);

@@ -3,7 +3,11 @@
 #ifndef SIMDGRAD_TEST_SUPPORT_H
 #define SIMDGRAD_TEST_SUPPORT_H
 
+#if defined(SIMDGRAD_PLAIN_TESTS) /* the TSan build: tests/plain_test.h */
+#include "plain_test.h"
+#else
 #include <criterion/criterion.h>
+#endif
 #include <simdgrad/backend.h>
 #include <simdgrad/simdgrad.h>
 
