@@ -52,6 +52,7 @@ typedef __m256i vbits_t;
 static inline vbits_t vbits(vf a) { return _mm256_castps_si256(a); }
 static inline vf vfrom_bits(vbits_t a) { return _mm256_castsi256_ps(a); }
 static inline vbits_t vbits_shr(vbits_t a, unsigned k) { return _mm256_srli_epi32(a, (int)k); }
+static inline vbits_t vbits_shl(vbits_t a, unsigned k) { return _mm256_slli_epi32(a, (int)k); }
 static inline vbits_t vbits_and(vbits_t a, uint32_t m) {
   return _mm256_and_si256(a, _mm256_set1_epi32((int)m));
 }

@@ -50,6 +50,7 @@ typedef __m512i vbits_t;
 static inline vbits_t vbits(vf a) { return _mm512_castps_si512(a); }
 static inline vf vfrom_bits(vbits_t a) { return _mm512_castsi512_ps(a); }
 static inline vbits_t vbits_shr(vbits_t a, unsigned k) { return _mm512_srli_epi32(a, k); }
+static inline vbits_t vbits_shl(vbits_t a, unsigned k) { return _mm512_slli_epi32(a, k); }
 static inline vbits_t vbits_and(vbits_t a, uint32_t m) {
   return _mm512_and_si512(a, _mm512_set1_epi32((int)m));
 }

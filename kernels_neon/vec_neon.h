@@ -81,6 +81,7 @@ static inline vf vfrom_bits(vbits_t a) { return vreinterpretq_f32_u32(a); }
 static inline vbits_t vbits_shr(vbits_t a, unsigned k) {
   return vshlq_u32(a, vdupq_n_s32(-(int)k));
 }
+static inline vbits_t vbits_shl(vbits_t a, unsigned k) { return vshlq_u32(a, vdupq_n_s32((int)k)); }
 static inline vbits_t vbits_and(vbits_t a, uint32_t m) { return vandq_u32(a, vdupq_n_u32(m)); }
 /* t[idx & 15] in each lane, t 64-byte aligned: TBL over the table's 64 bytes, with the byte
    indices 4 (idx & 15) + 0..3 of each lane. One LD1 of four registers: as four loads gcc 12
