@@ -192,13 +192,12 @@ static inline vmask vbits_ge_u32(vbits_t a, vbits_t b) {
 }
 
 /* SLEEF, 1.0 ULP class (u10), where simd_math.inc has nothing faster. */
-static inline vf vexpm1(vf a) { return Sleef_expm1f8_u10avx2(a); }
 static inline vf vlog(vf a) { return Sleef_logf8_u10avx2(a); }
 static inline vf vlog1p(vf a) { return Sleef_log1pf8_u10avx2(a); }
 static inline vf vsin(vf a) { return Sleef_sinf8_u10avx2(a); }
 static inline vf vcos(vf a) { return Sleef_cosf8_u10avx2(a); }
 static inline vf vpow(vf a, vf b) { return Sleef_powf8_u10avx2(a, b); }
 
-#include "kernels_simd/simd_math.inc" /* vexp, vtanh, vgelu, vgelu_grad */
+#include "kernels_simd/simd_math.inc" /* vexp, vexpm1, vtanh, vgelu, vgelu_grad */
 
 #endif

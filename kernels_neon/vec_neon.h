@@ -194,7 +194,6 @@ static inline vbits_t vbits_xor(vbits_t a, vbits_t b) { return veorq_u32(a, b); 
 static inline vmask vbits_ge_u32(vbits_t a, vbits_t b) { return vcgeq_u32(a, b); }
 
 /* SLEEF, 1.0 ULP class (u10), Advanced SIMD builds, where simd_math.inc has nothing faster. */
-static inline vf vexpm1(vf a) { return Sleef_expm1f4_u10advsimd(a); }
 static inline vf vlog(vf a) { return Sleef_logf4_u10advsimd(a); }
 static inline vf vlog1p(vf a) { return Sleef_log1pf4_u10advsimd(a); }
 static inline vf vsin(vf a) { return Sleef_sinf4_u10advsimd(a); }
@@ -203,6 +202,6 @@ static inline vf vpow(vf a, vf b) { return Sleef_powf4_u10advsimd(a, b); }
 
 /* vexp, vtanh, vphi, vgelu. Its clamps rely on vmax/vmin letting NaN through, which FMAX and
    FMIN do (above). */
-#include "kernels_simd/simd_math.inc" /* vexp, vtanh, vgelu, vgelu_grad */
+#include "kernels_simd/simd_math.inc" /* vexp, vexpm1, vtanh, vgelu, vgelu_grad */
 
 #endif

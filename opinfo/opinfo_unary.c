@@ -135,7 +135,8 @@ const opinfo_unary opinfo_unary_table[] = {
      .conf = {.domain = {-100, 100}, .fwd = ULP(2), .bwd = EXACT},
      .sweep = {-104, 89},
      .bench_range = BENCH_ANY,
-     .flops = OPINFO_FLOPS(OPINFO_TRANSC, 2)},
+     /* SIMD: vexpm1; backward dy (y + 1). */
+     .flops = OPINFO_FLOPS_SIMD(OPINFO_TRANSC, 2, OPINFO_SIMD_EXPM1, 2)},
     {.name = "log",
      .ref = log,
      .dref = dref_log,
@@ -246,7 +247,8 @@ const opinfo_unary opinfo_unary_table[] = {
      .conf = {.domain = {-20, 5}, .fwd = ULP(2), .bwd = EXACT},
      .sweep = {-104, 1e6f},
      .bench_range = BENCH_ANY,
-     .flops = OPINFO_FLOPS(OPINFO_TRANSC + 2, 2)},
+     /* SIMD: vexpm1; backward dy (y + 1). */
+     .flops = OPINFO_FLOPS_SIMD(OPINFO_TRANSC + 2, 2, OPINFO_SIMD_EXPM1, 2)},
     /* The backward: e^x, then two products that may round apart. */
     {.name = "selu",
      .ref = ref_selu,
@@ -258,7 +260,8 @@ const opinfo_unary opinfo_unary_table[] = {
      .conf = {.domain = {-20, 5}, .fwd = ULP(3), .bwd = ULP(3)},
      .sweep = {-104, 1e6f},
      .bench_range = BENCH_ANY,
-     .flops = OPINFO_FLOPS(OPINFO_TRANSC + 3, 3)},
+     /* SIMD: vexpm1 and a multiply; backward vexp and 3 multiplies. */
+     .flops = OPINFO_FLOPS_SIMD(OPINFO_TRANSC + 3, 3, OPINFO_SIMD_EXPM1 + 2, OPINFO_SIMD_EXP + 6)},
     /* e^-|x|, 1 + e, a division; the backward (dy y)(1 - y) against dy (y (1 - y)). */
     {.name = "sigmoid",
      .ref = ref_sigmoid,
