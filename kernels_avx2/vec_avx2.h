@@ -52,6 +52,7 @@ typedef __m256i vbits_t;
 static inline vbits_t vbits(vf a) { return _mm256_castps_si256(a); }
 static inline vf vfrom_bits(vbits_t a) { return _mm256_castsi256_ps(a); }
 static inline vbits_t vbits_shr(vbits_t a, unsigned k) { return _mm256_srli_epi32(a, (int)k); }
+static inline vbits_t vbits_shl(vbits_t a, unsigned k) { return _mm256_slli_epi32(a, (int)k); }
 static inline vbits_t vbits_and(vbits_t a, uint32_t m) {
   return _mm256_and_si256(a, _mm256_set1_epi32((int)m));
 }
@@ -191,13 +192,12 @@ static inline vmask vbits_ge_u32(vbits_t a, vbits_t b) {
 }
 
 /* SLEEF, 1.0 ULP class (u10), where simd_math.inc has nothing faster. */
-static inline vf vexpm1(vf a) { return Sleef_expm1f8_u10avx2(a); }
 static inline vf vlog(vf a) { return Sleef_logf8_u10avx2(a); }
 static inline vf vlog1p(vf a) { return Sleef_log1pf8_u10avx2(a); }
 static inline vf vsin(vf a) { return Sleef_sinf8_u10avx2(a); }
 static inline vf vcos(vf a) { return Sleef_cosf8_u10avx2(a); }
 static inline vf vpow(vf a, vf b) { return Sleef_powf8_u10avx2(a, b); }
 
-#include "kernels_simd/simd_math.inc" /* vexp, vtanh, vgelu, vgelu_grad */
+#include "kernels_simd/simd_math.inc" /* vexp, vexpm1, vtanh, vgelu, vgelu_grad */
 
 #endif

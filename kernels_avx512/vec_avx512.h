@@ -50,6 +50,7 @@ typedef __m512i vbits_t;
 static inline vbits_t vbits(vf a) { return _mm512_castps_si512(a); }
 static inline vf vfrom_bits(vbits_t a) { return _mm512_castsi512_ps(a); }
 static inline vbits_t vbits_shr(vbits_t a, unsigned k) { return _mm512_srli_epi32(a, k); }
+static inline vbits_t vbits_shl(vbits_t a, unsigned k) { return _mm512_slli_epi32(a, k); }
 static inline vbits_t vbits_and(vbits_t a, uint32_t m) {
   return _mm512_and_si512(a, _mm512_set1_epi32((int)m));
 }
@@ -155,13 +156,12 @@ static inline vmask vbits_ge_u32(vbits_t a, vbits_t b) {
 }
 
 /* SLEEF, 1.0 ULP class (u10), where simd_math.inc has nothing faster. */
-static inline vf vexpm1(vf a) { return Sleef_expm1f16_u10avx512f(a); }
 static inline vf vlog(vf a) { return Sleef_logf16_u10avx512f(a); }
 static inline vf vlog1p(vf a) { return Sleef_log1pf16_u10avx512f(a); }
 static inline vf vsin(vf a) { return Sleef_sinf16_u10avx512f(a); }
 static inline vf vcos(vf a) { return Sleef_cosf16_u10avx512f(a); }
 static inline vf vpow(vf a, vf b) { return Sleef_powf16_u10avx512f(a, b); }
 
-#include "kernels_simd/simd_math.inc" /* vexp, vtanh, vgelu, vgelu_grad */
+#include "kernels_simd/simd_math.inc" /* vexp, vexpm1, vtanh, vgelu, vgelu_grad */
 
 #endif

@@ -81,6 +81,7 @@ static inline vf vfrom_bits(vbits_t a) { return vreinterpretq_f32_u32(a); }
 static inline vbits_t vbits_shr(vbits_t a, unsigned k) {
   return vshlq_u32(a, vdupq_n_s32(-(int)k));
 }
+static inline vbits_t vbits_shl(vbits_t a, unsigned k) { return vshlq_u32(a, vdupq_n_s32((int)k)); }
 static inline vbits_t vbits_and(vbits_t a, uint32_t m) { return vandq_u32(a, vdupq_n_u32(m)); }
 /* t[idx & 15] in each lane, t 64-byte aligned: TBL over the table's 64 bytes, with the byte
    indices 4 (idx & 15) + 0..3 of each lane. One LD1 of four registers: as four loads gcc 12
@@ -193,7 +194,6 @@ static inline vbits_t vbits_xor(vbits_t a, vbits_t b) { return veorq_u32(a, b); 
 static inline vmask vbits_ge_u32(vbits_t a, vbits_t b) { return vcgeq_u32(a, b); }
 
 /* SLEEF, 1.0 ULP class (u10), Advanced SIMD builds, where simd_math.inc has nothing faster. */
-static inline vf vexpm1(vf a) { return Sleef_expm1f4_u10advsimd(a); }
 static inline vf vlog(vf a) { return Sleef_logf4_u10advsimd(a); }
 static inline vf vlog1p(vf a) { return Sleef_log1pf4_u10advsimd(a); }
 static inline vf vsin(vf a) { return Sleef_sinf4_u10advsimd(a); }
@@ -202,6 +202,6 @@ static inline vf vpow(vf a, vf b) { return Sleef_powf4_u10advsimd(a, b); }
 
 /* vexp, vtanh, vphi, vgelu. Its clamps rely on vmax/vmin letting NaN through, which FMAX and
    FMIN do (above). */
-#include "kernels_simd/simd_math.inc" /* vexp, vtanh, vgelu, vgelu_grad */
+#include "kernels_simd/simd_math.inc" /* vexp, vexpm1, vtanh, vgelu, vgelu_grad */
 
 #endif

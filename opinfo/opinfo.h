@@ -79,6 +79,9 @@ typedef struct opinfo_flops {
 /* FMA-pipe FLOPs of vexp per element: 6 FMAs (y, r twice, q's two, t + t q) and 2 multiplies
    (r^2, k / 16), 2 FLOPs each. */
 #define OPINFO_SIMD_EXP 16.0
+/* FMA-pipe FLOPs of vexpm1 per element: 9 FMAs (y, r twice, 5 in the polynomial, the one that
+   adds 2^(k-1) - 1/2) and 1 multiply (r^2), 2 FLOPs each. */
+#define OPINFO_SIMD_EXPM1 20.0
 
 /* Accuracy against the double reference through the engine: |got - want| <= atol + rtol *
    |want| (forward), the b-prefixed pair for the backward kernel against dy * dref(x). */
