@@ -10,7 +10,9 @@
  *               MPI_Allreduce of all gradients (reduce after backward), and without any
  *               communication (the floor);
  *   throughput  images/s of the whole job for a global batch of 128 split over the ranks
- *               (mpirun -np 1 with 2 threads against -np 2 with 1 thread each).
+ *               (mpirun -np 1 with 2 threads against -np 2 with 1 thread each);
+ *   latency     one MPI_Allreduce of a single float: the per-message alpha of the cost model
+ *               (docs/distributed.md) on this transport.
  * Each figure is the median, and the fastest, of --reps timed repetitions after warm-up, the modes
  * of a group interleaved; a step's time is the slowest rank's. Rank 0 prints them. */
 #define _POSIX_C_SOURCE 200809L /* clock_gettime */
@@ -211,6 +213,26 @@ int main(int argc, char **argv) {
         printf("%-22s median %8.3f ms %6.0f images/s  best %8.3f ms %6.0f images/s  (%s)\n",
                names[k], 1e3 * med[k], (double)(batch * g_np) / med[k], 1e3 * best[k],
                (double)(batch * g_np) / best[k], notes[k]);
+  }
+  if ((strcmp(what, "all") == 0 || strcmp(what, "latency") == 0) && g_np > 1) {
+    int n = reps * 50;
+    double *t = malloc(sizeof(double) * (size_t)n);
+    if (!t) die("latency");
+    float one = 1;
+    for (int r = -100; r < n; r++) {
+      MPI_Barrier(MPI_COMM_WORLD);
+      double t0 = now_s();
+      MPI_Allreduce(MPI_IN_PLACE, &one, 1, MPI_FLOAT, MPI_SUM, MPI_COMM_WORLD);
+      double dt = now_s() - t0;
+      MPI_Allreduce(MPI_IN_PLACE, &dt, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
+      if (r >= 0) t[r] = dt;
+    }
+    double med = median(t, n);
+    if (g_me == 0)
+      printf("%-22s median %8.1f us            best %8.1f us  (one MPI_Allreduce of 4 bytes: "
+             "alpha)\n",
+             "latency/allreduce", 1e6 * med, 1e6 * t[0]);
+    free(t);
   }
   sg_dispose(b.x);
   sg_dispose(b.y);
