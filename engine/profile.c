@@ -6,6 +6,7 @@
  * one session (gen); a thread's first call in a new session resets it. Every reset bumps the
  * record's epoch, and an op remembers the epoch it opened its call in, so an op still running
  * on another thread when the session ends cannot write into a record that moved on. */
+#define _POSIX_C_SOURCE 200809L /* clock_gettime and CLOCK_MONOTONIC under clang -std=c11 */
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
