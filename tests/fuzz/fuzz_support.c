@@ -197,7 +197,7 @@ static const struct {
   const char *slot;
   bool (*when)(float got, float want);
   const char *issue;
-} k_known_init[] = {
+} k_known[] = {
     {"softplus_backward", softplus_bwd_ulps,
      "the SIMD softplus_backward is up to 5 ULP from scalar where the contract says 4 (dy * "
      "sigmoid(x), x near -7)"},
@@ -206,12 +206,12 @@ static const struct {
      "before dy b scales it (tiny results, or a huge dy): the bound has no tiny term"},
 };
 static bool known_issue(const char *slot, float got, float want) {
-  static bool reported[FZ_COUNT(k_known_init)];
-  for (size_t k = 0; k < FZ_COUNT(k_known_init); k++)
-    if (strcmp(k_known_init[k].slot, slot) == 0 && k_known_init[k].when(got, want)) {
+  static bool reported[FZ_COUNT(k_known)];
+  for (size_t k = 0; k < FZ_COUNT(k_known); k++)
+    if (strcmp(k_known[k].slot, slot) == 0 && k_known[k].when(got, want)) {
       if (!reported[k])
-        fprintf(stderr, "[KNOWN] %s: %s (e.g. got %.9g want %.9g)\n", slot, k_known_init[k].issue,
-                got, want);
+        fprintf(stderr, "[KNOWN] %s: %s (e.g. got %.9g want %.9g)\n", slot, k_known[k].issue, got,
+                want);
       reported[k] = true;
       return true;
     }
