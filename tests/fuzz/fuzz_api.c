@@ -26,6 +26,7 @@ const char *__asan_default_options(void) { return "allocator_may_return_null=1";
 #define SLOTS 16
 #define MAX_STEPS 64
 #define MAX_DEPTH 6
+#define MAX_KEPT 4096 /* elements */
 
 typedef struct vm {
   fz f;
@@ -114,6 +115,13 @@ static void put(vm *v, sg_tensor *t, int rank, const int64_t *shape, int dtype) 
   }
   check_ok(v);
   check_tensor(v, t, rank, shape, dtype);
+  /* Slots keep small tensors only: sizes grow multiplicatively through tile, pad and
+     broadcasting, and a program of such steps ran out of memory. */
+  if (sg_numel(t) > MAX_KEPT) {
+    sg_dispose(t);
+    check_ok(v);
+    return;
+  }
   int s = pick(v);
   drop(v, s);
   v->t[s] = t;
@@ -130,14 +138,18 @@ static int shape_of(const sg_tensor *x, int64_t *shape) {
 
 /* ---- Fuzzed arguments ---- */
 
-/* A size: small mostly; sometimes 0, negative, or huge (an overflow or an impossible
-   allocation, never one that would succeed slowly). */
-static int64_t fz_dim(vm *v) {
-  uint8_t k = fz_u8(&v->f);
-  if (k < 230) return (int64_t)(k % 6);
+/* A size that is no size: negative, or huge (an overflow or an impossible allocation, never
+   one that would succeed slowly), or 0. */
+static int64_t fz_odd(vm *v) {
   static const int64_t odd[] = {
       -1, -2, INT64_MIN, INT64_MAX, (int64_t)1 << 40, (int64_t)1 << 62, (int64_t)1 << 50, 0};
-  return odd[k % 8];
+  return odd[fz_u8(&v->f) % 8];
+}
+
+/* A size: small mostly, sometimes an odd one. */
+static int64_t fz_dim(vm *v) {
+  uint8_t k = fz_u8(&v->f);
+  return k < 230 ? (int64_t)(k % 6) : fz_odd(v);
 }
 
 static int fz_rank(vm *v) {
@@ -478,7 +490,7 @@ static void op_pad(vm *v) {
   int64_t sx[SG_MAX_RANK], so[SG_MAX_RANK], p[2 * SG_MAX_RANK];
   int rx = shape_of(x, sx);
   for (int i = 0; i < 2 * (rx < 0 ? 0 : rx); i++)
-    p[i] = fz_u8(&v->f) < 240 ? (int64_t)fz_range(&v->f, 0, 3) : fz_dim(v);
+    p[i] = fz_u8(&v->f) < 240 ? (int64_t)fz_range(&v->f, 0, 2) : fz_odd(v);
   snprintf(v->op, sizeof v->op, "pad");
   sg_tensor *y = sg_pad(x, p, fz_val(v));
   for (int i = 0; y && i < rx; i++) /* the engine accepted them: no overflow */
@@ -491,7 +503,7 @@ static void op_tile(vm *v) {
   int64_t sx[SG_MAX_RANK], so[SG_MAX_RANK], reps[SG_MAX_RANK];
   int rx = shape_of(x, sx);
   for (int i = 0; i < (rx < 0 ? 0 : rx); i++)
-    reps[i] = fz_u8(&v->f) < 240 ? (int64_t)fz_range(&v->f, 0, 3) : fz_dim(v);
+    reps[i] = fz_u8(&v->f) < 240 ? (int64_t)fz_range(&v->f, 0, 3) : fz_odd(v);
   snprintf(v->op, sizeof v->op, "tile");
   sg_tensor *y = sg_tile(x, reps);
   for (int i = 0; y && i < rx; i++) so[i] = sx[i] * reps[i];

@@ -120,7 +120,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
         fz_buf_unchanged(&gdy, dy, "dy");
         fz_buf_unchanged(&gx, x, "x");
         fz_buf_unchanged(&gw, y, "y");
-        fz_check_f32(be, slot, &b, fz_f(&gdx), dxw, numel, 1, bscale, NULL, NULL);
+        fz_check_f32(be, slot, &b, fz_f(&gdx), dxw, numel, 1, bscale, bscale, NULL);
         fz_buf_free(&gdy, "dy");
         fz_buf_free(&gw, "y");
         fz_buf_free(&gdx, "dx");
