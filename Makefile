@@ -14,6 +14,9 @@
 #   make test-tsan     clang, ThreadSanitizer and LLVM's OpenMP runtime: the concurrency stress test
 #                      and the thread tests as plain programs (docs/testing.md)
 #   make test-arm64    the aarch64 cross build (NEON backend), its suite under qemu-user
+#   make fuzz          the libFuzzer harnesses of tests/fuzz (clang, ASan, UBSan), each for
+#                      FUZZ_SECONDS (300); make fuzz-smoke runs each for FUZZ_SMOKE_SECONDS (10),
+#                      as CI does; FUZZERS=fuzz_gemm picks some (docs/testing.md, "Fuzzing")
 #   make examples      build every example and run each briefly
 #   make install       install into PREFIX (default /usr/local)
 #   make test-dist     only the distributed tests (simdgrad_mpi under mpirun: 2 and 3 ranks, shared
@@ -49,6 +52,7 @@ PACKAGES := build-essential cmake ninja-build pkg-config libsleef-dev libcriteri
             abigail-tools libdlpack-dev python3-pytest python3-numpy python3-torch \
             libopenmpi-dev openmpi-bin clang libomp-14-dev libclang-rt-14-dev
 FORMAT_PACKAGES := clang-format
+FUZZ_PACKAGES := clang libclang-rt-14-dev libomp-14-dev
 CLANG_FORMAT ?= clang-format
 
 CMAKE_FLAGS := -G Ninja -DCMAKE_BUILD_TYPE=Release -DSIMDGRAD_WERROR=$(WERROR)
@@ -61,8 +65,8 @@ ASAN_LOGS = $(abspath $(ASAN_BUILD))/sanitizer-reports
 ASAN_ENV = ASAN_OPTIONS=detect_leaks=1:strict_string_checks=1:log_path=$(ASAN_LOGS)/asan \
            UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1:log_path=$(ASAN_LOGS)/ubsan
 
-.PHONY: all build deps format-deps test test-asan test-clang test-tsan bench examples install \
-        format format-check clean abi-build abi-check abi-baseline test-dist bench-dist
+.PHONY: all build deps format-deps fuzz-deps test test-asan test-clang test-tsan bench examples \
+        install format format-check clean abi-build abi-check abi-baseline test-dist bench-dist
 
 all: build
 
@@ -92,6 +96,9 @@ deps:
 
 format-deps:
 	$(call install_packages,$(FORMAT_PACKAGES))
+
+fuzz-deps:
+	$(call install_packages,$(FUZZ_PACKAGES))
 
 build: deps
 	cmake -S . -B $(BUILD) $(CMAKE_FLAGS)
@@ -221,6 +228,52 @@ test-arm64: deps
 	$(call run_ctest,$(ARM64_BUILD),SIMDGRAD_BACKEND=scalar $(ARM64_ENV) timeout -s KILL $(ARM64_SUITE_TIMEOUT))
 	$(ARM64_ENV) timeout -s KILL $(ARM64_BENCH_TIMEOUT) qemu-aarch64 $(ARM64_BUILD)/bench/simdgrad_bench \
 	  $(ARM64_BENCH_ARGS)
+
+# ---- Fuzzing (docs/testing.md, "Fuzzing") ---------------------------------------------------
+# The library and the harnesses built by clang with ASan, UBSan and libFuzzer's coverage; each
+# harness then fuzzes for its time from its seed corpus (tests/fuzz/corpus/<name>, read only)
+# and the inputs it found before ($(FUZZ_BUILD)/corpus/<name>, where new ones go). A crash, a
+# sanitizer report or a broken invariant stops that harness, leaves the input in
+# $(FUZZ_BUILD)/artifacts/ and fails the target once the others have run. The last lines give
+# each harness's executions.
+FUZZ_BUILD ?= build-fuzz
+FUZZ_SECONDS ?= 300
+FUZZ_SMOKE_SECONDS ?= 10
+FUZZERS ?= fuzz_api fuzz_unary fuzz_binary fuzz_reduce fuzz_gemm fuzz_shape
+FUZZ_ARGS ?=
+FUZZ_FLAGS := -G Ninja -DCMAKE_C_COMPILER=clang -DCMAKE_BUILD_TYPE=Debug \
+              "-DCMAKE_C_FLAGS_DEBUG=-O1 -gline-tables-only" \
+              -DSIMDGRAD_WERROR=$(WERROR) -DSIMDGRAD_FUZZ=ON -DSIMDGRAD_BUILD_TESTS=OFF \
+              -DSIMDGRAD_BUILD_BENCH=OFF -DSIMDGRAD_BUILD_EXAMPLES=OFF
+FUZZ_ENV := ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
+
+# Runs every harness of $(FUZZERS) for $(1) seconds.
+define run_fuzzers
+	@rc=0; summary=""; mkdir -p $(FUZZ_BUILD)/artifacts; \
+	for h in $(FUZZERS); do \
+	  mkdir -p $(FUZZ_BUILD)/corpus/$$h; \
+	  echo "simdgrad: $$h for $(1) s"; \
+	  $(FUZZ_ENV) $(FUZZ_BUILD)/tests/fuzz/$$h -max_total_time=$(1) -timeout=60 -print_final_stats=1 \
+	    -artifact_prefix=$(FUZZ_BUILD)/artifacts/$$h- $(FUZZ_ARGS) $(FUZZ_BUILD)/corpus/$$h \
+	    tests/fuzz/corpus/$$h > $(FUZZ_BUILD)/$$h.log 2>&1 || { rc=1; tail -n 60 $(FUZZ_BUILD)/$$h.log; }; \
+	  runs=$$(sed -n 's/^stat::number_of_executed_units: *//p' $(FUZZ_BUILD)/$$h.log | tail -n 1); \
+	  summary="$$summary  $$h: $${runs:-?} executions\n"; \
+	done; \
+	printf "simdgrad: fuzzing, $(1) s per harness:\n$$summary"; \
+	if [ $$rc != 0 ]; then echo "simdgrad: a harness failed; its input is in $(FUZZ_BUILD)/artifacts/" \
+	  "(docs/testing.md says how to reproduce it)"; fi; exit $$rc
+endef
+
+.PHONY: fuzz-build fuzz fuzz-smoke
+fuzz-build: fuzz-deps
+	cmake -S . -B $(FUZZ_BUILD) $(FUZZ_FLAGS)
+	cmake --build $(FUZZ_BUILD) -j $(JOBS) --target $(FUZZERS)
+
+fuzz: fuzz-build
+	$(call run_fuzzers,$(FUZZ_SECONDS))
+
+fuzz-smoke: fuzz-build
+	$(call run_fuzzers,$(FUZZ_SMOKE_SECONDS))
 
 # ---- Benchmarks (docs/bench.md) -------------------------------------------------------------
 # make bench: the table on stdout, a progress line on stderr, the JSON in $(BENCH_JSON). The
@@ -362,4 +415,4 @@ format-check: format-deps
 	fi; echo "simdgrad: all $(words $(SOURCES)) C/C++ sources are clang-formatted"
 
 clean:
-	rm -rf $(BUILD) $(ASAN_BUILD) $(CLANG_BUILD) $(TSAN_BUILD) $(ABI_BUILD)
+	rm -rf $(BUILD) $(ASAN_BUILD) $(CLANG_BUILD) $(TSAN_BUILD) $(ABI_BUILD) $(FUZZ_BUILD)

@@ -11,3 +11,12 @@ if(SIMDGRAD_SANITIZE)
                       -fno-sanitize-recover=all)
   add_link_options(-fsanitize=${SIMDGRAD_SANITIZE})
 endif()
+if(SIMDGRAD_FUZZ)
+  if(NOT CMAKE_C_COMPILER_ID MATCHES "Clang")
+    message(FATAL_ERROR "SIMDGRAD_FUZZ needs clang (libFuzzer): CC=clang cmake ...")
+  endif()
+  # Coverage for the fuzzer everywhere; the harnesses link libFuzzer (tests/fuzz/CMakeLists.txt).
+  add_compile_options(-fsanitize=fuzzer-no-link,address,undefined -fno-omit-frame-pointer
+                      -fno-sanitize-recover=all)
+  add_link_options(-fsanitize=address,undefined)
+endif()

@@ -143,9 +143,11 @@ bool sg__check_shape(const int64_t *shape, int rank, const char *op, int64_t *nu
     sg__error(SG_ERR_ARG, op, "shape is NULL for rank %d", rank);
     return false;
   }
-  /* Byte sizes must fit in int64 with room for the largest element (4 bytes). */
+  /* Byte sizes must fit in int64 with room for the largest element (4 bytes). So must the
+     product of the nonzero sizes: the ops compute strides and row lengths of an empty tensor
+     too, and a [0, 2^62, 4] tensor overflowed them (tests/fuzz found it in concat). */
   const int64_t limit = INT64_MAX / 8;
-  int64_t n = 1;
+  int64_t n = 1, nonzero = 1;
   for (int i = 0; i < rank; i++) {
     if (shape[i] < 0) {
       char s[SG_SHAPE_STR_MAX];
@@ -153,12 +155,14 @@ bool sg__check_shape(const int64_t *shape, int rank, const char *op, int64_t *nu
                 (long long)shape[i], i, sg__shape_str(shape, rank, s, sizeof s));
       return false;
     }
-    if (shape[i] != 0 && n > limit / shape[i]) {
+    if (shape[i] != 0 && nonzero > limit / shape[i]) {
       char s[SG_SHAPE_STR_MAX];
-      sg__error(SG_ERR_SHAPE, op, "shape %s has more elements than fit in memory",
-                sg__shape_str(shape, rank, s, sizeof s));
+      sg__error(SG_ERR_SHAPE, op, "shape %s has %s than fit in memory",
+                sg__shape_str(shape, rank, s, sizeof s),
+                n == 0 ? "nonzero sizes whose product is more elements" : "more elements");
       return false;
     }
+    if (shape[i] != 0) nonzero *= shape[i];
     n *= shape[i];
   }
   if (numel) *numel = n;

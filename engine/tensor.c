@@ -98,8 +98,11 @@ static sg_tensor *wrap(sg_storage *s, sg_dtype dtype, const int64_t *shape, int 
 }
 
 sg_tensor *sg__new(sg_dtype dtype, const int64_t *shape, int rank) {
-  int64_t numel = 1;
-  for (int i = 0; i < rank; i++) numel *= shape[i];
+  /* Whatever op made the shape: an output can combine the large sizes of empty inputs into
+     sizes whose product overflows (matmul broadcasting [2^51, 0, k] batches, found by
+     tests/fuzz/fuzz_api). */
+  int64_t numel = 0;
+  if (!sg__check_shape(shape, rank, NULL, &numel)) return NULL;
   sg_storage *s = sg__storage_new((size_t)numel * sg__dtype_size(dtype));
   if (!s) {
     char buf[SG_SHAPE_STR_MAX];

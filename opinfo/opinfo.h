@@ -188,4 +188,19 @@ const opinfo_binary *opinfo_binary_find(const char *name);
 /* Searches the reduce table, then the other kernels'. */
 const opinfo_kernel *opinfo_kernel_find(const char *name);
 
+/* ---- Contracts (opinfo_conf.c): what the conformance tests and the fuzzers check ---- */
+
+/* The contract of a kernel slot: its own row's conf ("exp", "gemm",
+   "softmax_cross_entropy:log_probs"), else for "<op>_backward" op's row, with *backward set
+   (the caller then reads conf->bwd). NULL when neither row has a conf. */
+const opinfo_conf *opinfo_conf_of(const char *slot, bool *backward);
+/* Distance in representable floats, with -0 and +0 one apart; 0 for two NaNs, infinite for a
+   NaN against a number or an infinity against anything else. */
+double opinfo_ulp_distance(float a, float b);
+/* Whether got (a backend's result) meets bound b against want (the scalar backend's): the rule
+   of opinfo_bound above, with r the reduced length, scale the abs bound's magnitude and tscale
+   what the tiny bound scales with (1 if nothing). NaN must meet NaN. */
+bool opinfo_agrees(const opinfo_bound *b, float got, float want, double r, double scale,
+                   double tscale);
+
 #endif /* SIMDGRAD_OPINFO_H */

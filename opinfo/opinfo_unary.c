@@ -257,7 +257,9 @@ const opinfo_unary opinfo_unary_table[] = {
      .grad_domain = {-3, 3},
      .vs_double = {.rtol = 4 * EPS, .brtol = 4 * EPS},
      .edge = {N_, I_, SELU_MIN, 0, -0.0f},
-     .conf = {.domain = {-20, 5}, .fwd = ULP(3), .bwd = ULP(3)},
+     /* The backward's e^x is denormal below x = -87, rounded there, then scaled by dy (tests/fuzz
+        found 4 ULP with dy = FLT_MAX): a tiny term, as softplus has. */
+     .conf = {.domain = {-20, 5}, .fwd = ULP(3), .bwd = {.ulp = 3, .tiny = 4}},
      .sweep = {-104, 1e6f},
      .bench_range = BENCH_ANY,
      /* SIMD: vexpm1 and a multiply; backward vexp and 3 multiplies. */
@@ -301,7 +303,9 @@ const opinfo_unary opinfo_unary_table[] = {
      .grad_domain = {-5, 5},
      .vs_double = {.rtol = 4 * EPS, .brtol = 4 * EPS},
      .edge = {N_, I_, 0, (float)LN2, (float)LN2},
-     .conf = {.domain = {-100, 100}, .fwd = ULP(4), .bwd = ULP(4)},
+     /* The backward's sigmoid(x) is denormal below x = -87, rounded there, then scaled by dy:
+        a few FLT_TRUE_MIN |dy| apart (tests/fuzz found 8 ULP with dy = FLT_MAX). */
+     .conf = {.domain = {-100, 100}, .fwd = ULP(4), .bwd = {.ulp = 4, .tiny = 4}},
      .sweep = {-104, 1e6f},
      .bench_range = BENCH_ANY,
      .flops = OPINFO_FLOPS(2 * OPINFO_TRANSC + 1, OPINFO_TRANSC + 3)},

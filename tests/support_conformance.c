@@ -42,33 +42,14 @@ static tol tol_of(const char *slot, const opinfo_conf *conf, bool backward) {
                b->mag};
 }
 
-/* The contract of the op-info row named name, NULL when there is none. */
-static const opinfo_conf *find_conf(const char *name) {
-  const opinfo_unary *u = opinfo_unary_find(name);
-  const opinfo_binary *b = opinfo_binary_find(name);
-  const opinfo_kernel *k = opinfo_kernel_find(name);
-  return u ? &u->conf : b ? &b->conf : k && k->has_conf ? &k->conf : NULL;
-}
-
 const tol *tol_for(const char *slot) {
   for (int i = 0; i < g_ntols; i++)
     if (strcmp(g_tol_names[i], slot) == 0) return &g_tols[i];
   cr_assert_lt(g_ntols, MAX_TOLS, "conformance: more than %d slots", MAX_TOLS);
-  /* A slot's own row ("exp", "gemm", "softmax_cross_entropy:log_probs",
-     "depthwise_conv2d_backward_input"), else "<op>_backward" takes the backward bound of op's
-     row. */
-  const opinfo_conf *conf = find_conf(slot);
-  bool backward = false;
-  if (!conf) {
-    size_t len = strlen(slot), suffix = strlen("_backward");
-    char op[80];
-    backward = len > suffix && strcmp(slot + len - suffix, "_backward") == 0;
-    snprintf(op, sizeof op, "%.*s", (int)(len - (backward ? suffix : 0)), slot);
-    conf = backward ? find_conf(op) : NULL;
-    /* No default: a slot without a row is an error (tests/test_opinfo.c names it too). */
-    cr_assert_not_null(conf, "conformance: no op-info row with a .conf for slot %s (opinfo/)",
-                       slot);
-  }
+  /* No default: a slot without a row is an error (tests/test_opinfo.c names it too). */
+  bool backward;
+  const opinfo_conf *conf = opinfo_conf_of(slot, &backward);
+  cr_assert_not_null(conf, "conformance: no op-info row with a .conf for slot %s (opinfo/)", slot);
   snprintf(g_tol_names[g_ntols], sizeof g_tol_names[g_ntols], "%s", slot);
   g_tols[g_ntols] = tol_of(g_tol_names[g_ntols], conf, backward);
   return &g_tols[g_ntols++];
@@ -316,28 +297,11 @@ bool failure_at(const cctx *c, size_t i, const char *fmt, ...) {
   return true;
 }
 
-/* Distance in representable floats, with -0 and +0 one apart. */
-static int64_t ordered(float f) {
-  uint32_t u = bits_of(f);
-  return u & 0x80000000u ? -(int64_t)(u & 0x7fffffffu) - 1 : (int64_t)u;
-}
-double ulp_distance(float a, float b) {
-  if (isnan(a) || isnan(b)) return isnan(a) && isnan(b) ? 0 : INFINITY;
-  if (isinf(a) || isinf(b)) return a == b ? 0 : INFINITY;
-  int64_t d = ordered(a) - ordered(b);
-  return (double)(d < 0 ? -d : d);
-}
+double ulp_distance(float a, float b) { return opinfo_ulp_distance(a, b); }
 
-/* got against want under t, with r the reduced length and scale the abs bound's magnitude. */
 bool agrees(float got, float want, const tol *t, double r, double scale, double tscale) {
-  if (isnan(got) || isnan(want)) return isnan(got) && isnan(want);
-  if (t->zero_any && got == 0.0f && want == 0.0f) return true;
-  double g = sqrt(r > 1 ? r : 1);
-  if (ulp_distance(got, want) <= t->ulp + t->grow * g) return true;
-  if (!isfinite(got) || !isfinite(want)) return false;
-  double diff = fabs((double)got - want);
-  if (t->tiny > 0 && diff <= t->tiny * FLT_TRUE_MIN * tscale) return true;
-  return t->abs > 0 && diff <= (t->abs + t->grow * g) * FLT_EPSILON * scale;
+  const opinfo_bound b = {t->ulp, t->grow, t->abs, t->zero_any, t->tiny, t->mag};
+  return opinfo_agrees(&b, got, want, r, scale, tscale);
 }
 
 static void describe_inputs(const cctx *c, size_t i, char *out, size_t cap) {

@@ -82,6 +82,17 @@ Test(tensor, bad_shapes_are_errors_without_leaks) {
   t_expect_error(sg_zeros(neg, 2), SG_ERR_SHAPE, "zeros", "negative dimension -1", "[2,-1]", NULL);
   int64_t huge[] = {INT64_C(1) << 40, INT64_C(1) << 40};
   t_expect_error(sg_tensor_f32(NULL, huge, 2), SG_ERR_SHAPE, "tensor_f32", "more elements", NULL);
+  /* Empty, but its other sizes overflow the strides and row lengths ops compute (concat and
+     log_softmax did, found by tests/fuzz/fuzz_api). */
+  int64_t empty_huge[] = {0, INT64_C(1) << 62, 4};
+  t_expect_error(sg_zeros(empty_huge, 3), SG_ERR_SHAPE, "zeros", "nonzero sizes", NULL);
+  /* Empty inputs whose output is not: [2^30, 2^29, 0] x [1, 0, 2^29] is [2^30, 2^29, 2^29]. */
+  int64_t ea[] = {INT64_C(1) << 30, INT64_C(1) << 29, 0}, eb[] = {1, 0, INT64_C(1) << 29};
+  sg_tensor *a = sg_zeros(ea, 3), *b = sg_zeros(eb, 3);
+  cr_assert(a && b, "%s", sg_last_error());
+  t_expect_error(sg_matmul(a, b, false, false), SG_ERR_SHAPE, "more elements", NULL);
+  sg_dispose(a);
+  sg_dispose(b);
   int64_t deep[SG_MAX_RANK + 1] = {1, 1, 1, 1, 1, 1, 1, 1, 1};
   t_expect_error(sg_ones(deep, SG_MAX_RANK + 1), SG_ERR_SHAPE, "rank 9", NULL);
   t_expect_error(sg_ones(NULL, 2), SG_ERR_ARG, "shape is NULL", NULL);
