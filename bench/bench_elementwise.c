@@ -3,6 +3,7 @@
  * clip, fill, where, dropout and the optimizer updates (sgd, momentum, adam, in place). Named
  * "<slot>/<backend>/<n>/threads:<T>"; with T > 1 the n elements are cut into the engine's chunks
  * and run on T OpenMP threads, as the engine runs the op. */
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -276,6 +277,10 @@ static void run_ew(bench_state *st, void *arg) {
   size_t n = (size_t)c->n;
   ew_job j;
   ew_setup(op, c->be, n, &j);
+  /* A library call's rate, before the row and after it, the faster counting: one measurement
+     is a few milliseconds, which a neighbour's burst can spoil. */
+  bool opaque = bench_kernel_opaque(op->slot, c->be->name);
+  double rate = opaque ? ew_rate(&j, c->n) : 0;
   /* The engine's chunks: a same-shape binary op and a fill from 2 x BENCH_STREAM_CHUNK elements
      on run in chunks of BENCH_STREAM_CHUNK (engine/engine.h, sg__flat_grain), everything else
      in BENCH_GRAIN. */
@@ -287,9 +292,7 @@ static void run_ew(bench_state *st, void *arg) {
   }
   ew_traffic tr = traffic_per_element(op);
   bench_work w = {.flops = bench_kernel_flops(op->slot, c->be->name) * (double)n,
-                  .kernel_s = bench_kernel_opaque(op->slot, c->be->name)
-                                  ? ew_rate(&j, c->n) * (double)n / c->threads
-                                  : 0,
+                  .kernel_s = opaque ? fmin(rate, ew_rate(&j, c->n)) * (double)n / c->threads : 0,
                   .bytes = (tr.read + tr.written) * (double)n,
                   .written = tr.written * (double)n,
                   .footprint = tr.footprint * (double)n,

@@ -214,11 +214,11 @@ static double now_s(void) {
   return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
 }
 
-/* Best of at least 16 calls and 2 ms: a few microseconds each, so noise (an interrupt, the
+/* Best of at least 16 calls and 5 ms: a few microseconds each, so noise (an interrupt, the
    other core's neighbour) spoils some calls but rarely the best. */
 double bench_kernel_seconds(void (*fn)(int64_t lo, int64_t hi, void *ctx), int64_t n, void *ctx) {
   double best = 0, start = now_s();
-  for (int rep = 0; rep < 16 || now_s() - start < 2e-3; rep++) {
+  for (int rep = 0; rep < 16 || now_s() - start < 5e-3; rep++) {
     double t0 = now_s();
     fn(0, n, ctx);
     double t = now_s() - t0;
