@@ -32,4 +32,34 @@ typedef struct bslot {
 /* The slot at byte offset off of backend be, as a function pointer of type `type`. */
 #define SLOT(be, type, off) (*(const type *)((const char *)(be) + (off)))
 
+/* How to call one unary slot on a backend: a plain slot at its offsets, or one of the two that
+   take parameters (leaky_relu's alpha, clip's bounds), for the programs that drive every unary
+   slot alike (the conformance tests, the unary fuzzer). */
+typedef struct ucall {
+  const char *slot;
+  size_t fwd, bwd;
+  saved_kind saved;
+  int param; /* 0: plain, 1: leaky_relu(alpha), 2: clip(lo, hi) */
+  float p0, p1;
+} ucall;
+
+static inline void ucall_fwd(const sg_backend *be, const ucall *u, const float *x, float *y,
+                             size_t n) {
+  if (u->param == 1)
+    be->leaky_relu(x, y, n, u->p0);
+  else if (u->param == 2)
+    be->clip(x, y, n, u->p0, u->p1);
+  else
+    SLOT(be, sg_unary_kernel, u->fwd)(x, y, n);
+}
+static inline void ucall_bwd(const sg_backend *be, const ucall *u, const float *dy, const float *x,
+                             const float *y, float *dx, size_t n) {
+  if (u->param == 1)
+    be->leaky_relu_backward(dy, x, dx, n, u->p0);
+  else if (u->param == 2)
+    be->clip_backward(dy, x, dx, n, u->p0, u->p1);
+  else
+    SLOT(be, sg_unary_backward_kernel, u->bwd)(dy, x, y, dx, n);
+}
+
 #endif /* SIMDGRAD_TESTS_SLOT_LISTS_H */

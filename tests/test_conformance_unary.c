@@ -15,33 +15,6 @@ static const uslot k_step[] = {SG_FOR_EACH_STEP_OP(S_ENTRY_)};
 
 /* ==== Unary: forward, backward, step ops, leaky_relu, clip ================================== */
 
-/* How to call one unary slot on a backend: the plain slot at an offset, or a parametric one. */
-typedef struct ucall {
-  const char *slot;
-  size_t fwd, bwd;
-  saved_kind saved;
-  int param; /* 0: plain, 1: leaky_relu(alpha), 2: clip(lo, hi) */
-  float p0, p1;
-} ucall;
-
-static void ucall_fwd(const sg_backend *be, const ucall *u, const float *x, float *y, size_t n) {
-  if (u->param == 1)
-    be->leaky_relu(x, y, n, u->p0);
-  else if (u->param == 2)
-    be->clip(x, y, n, u->p0, u->p1);
-  else
-    SLOT(be, sg_unary_kernel, u->fwd)(x, y, n);
-}
-static void ucall_bwd(const sg_backend *be, const ucall *u, const float *dy, const float *x,
-                      const float *y, float *dx, size_t n) {
-  if (u->param == 1)
-    be->leaky_relu_backward(dy, x, dx, n, u->p0);
-  else if (u->param == 2)
-    be->clip_backward(dy, x, dx, n, u->p0, u->p1);
-  else
-    SLOT(be, sg_unary_backward_kernel, u->bwd)(dy, x, y, dx, n);
-}
-
 static void unary_forward(const ucall *u) {
   const sg_backend *ref = ref_backend();
   const tol *t = tol_for(u->slot);

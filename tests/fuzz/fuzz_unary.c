@@ -16,32 +16,6 @@ static const uslot k_step[] = {SG_FOR_EACH_STEP_OP(S_ENTRY_)};
 
 #define MAX_N 4100
 
-typedef struct ucall {
-  const char *name;
-  size_t fwd, bwd;
-  saved_kind saved;
-  int param; /* 0: plain, 1: leaky_relu(alpha), 2: clip(lo, hi) */
-  float p0, p1;
-} ucall;
-
-static void call_fwd(const sg_backend *be, const ucall *u, const float *x, float *y, size_t n) {
-  if (u->param == 1)
-    be->leaky_relu(x, y, n, u->p0);
-  else if (u->param == 2)
-    be->clip(x, y, n, u->p0, u->p1);
-  else
-    SLOT(be, sg_unary_kernel, u->fwd)(x, y, n);
-}
-static void call_bwd(const sg_backend *be, const ucall *u, const float *dy, const float *x,
-                     const float *y, float *dx, size_t n) {
-  if (u->param == 1)
-    be->leaky_relu_backward(dy, x, dx, n, u->p0);
-  else if (u->param == 2)
-    be->clip_backward(dy, x, dx, n, u->p0, u->p1);
-  else
-    SLOT(be, sg_unary_backward_kernel, u->bwd)(dy, x, y, dx, n);
-}
-
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   fz f = fz_make(data, size);
   size_t nu = FZ_COUNT(k_unary), ns = FZ_COUNT(k_step);
@@ -75,9 +49,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   for (int i = 0; i < 4; i++) off[i] = fz_range(&f, 0, 15);
   bool inplace = fz_bool(&f);
   char slot[96];
-  snprintf(slot, sizeof slot, "%s%s", u.name, backward ? "_backward" : "");
+  snprintf(slot, sizeof slot, "%s%s", u.slot, backward ? "_backward" : "");
   opinfo_bound b = fz_bound(slot);
-  opinfo_range dom = fz_domain(u.name, false);
+  opinfo_range dom = fz_domain(u.slot, false);
   snprintf(fz_case, sizeof fz_case, "%s n=%zu off=(%zu,%zu,%zu,%zu)%s p=(%g,%g)", slot, n, off[0],
            off[1], off[2], off[3], inplace ? " in place" : "", u.p0, u.p1);
 
@@ -87,23 +61,23 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   fz_floats(&f, x, n, dom.lo, dom.hi, FZ_ANY);
   const sg_backend *ref = fz_scalar();
   if (!backward) {
-    call_fwd(ref, &u, x, want, n);
+    ucall_fwd(ref, &u, x, want, n);
   } else {
     fz_floats(&f, dy, n, -1, 1, FZ_ANY);
-    call_fwd(ref, &u, x, y, n);
+    ucall_fwd(ref, &u, x, y, n);
     for (size_t i = 0; i < n; i++) {
       scale[i] = fabs(dy[i]) * (b.mag ? b.mag(x[i]) : 1);
       tiny[i] = fabs(dy[i]);
     }
     /* The saved tensor the op list does not name is passed as NULL: kernels must not read it. */
-    call_bwd(ref, &u, dy, u.saved == SV_X ? x : NULL, u.saved == SV_Y ? y : NULL, want, n);
+    ucall_bwd(ref, &u, dy, u.saved == SV_X ? x : NULL, u.saved == SV_Y ? y : NULL, want, n);
   }
   for (const sg_backend *const *bp = fz_backends(); *bp; bp++) {
     const sg_backend *be = *bp;
     if (!backward) {
       fz_buf gx = fz_buf_make(x, n, 4, off[0]), gy = fz_buf_make(NULL, n, 4, off[1]);
       float *out = inplace ? fz_f(&gx) : fz_f(&gy);
-      call_fwd(be, &u, fz_f(&gx), out, n);
+      ucall_fwd(be, &u, fz_f(&gx), out, n);
       if (!inplace) fz_buf_unchanged(&gx, x, "x");
       fz_check_f32(be, slot, &b, out, want, n, 1, NULL, NULL, NULL);
       fz_buf_free(&gx, "x");
@@ -112,8 +86,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
       fz_buf gdy = fz_buf_make(dy, n, 4, off[0]), gx = fz_buf_make(x, n, 4, off[1]);
       fz_buf gy = fz_buf_make(y, n, 4, off[2]), gdx = fz_buf_make(NULL, n, 4, off[3]);
       float *dx = inplace ? fz_f(&gdy) : fz_f(&gdx);
-      call_bwd(be, &u, fz_f(&gdy), u.saved == SV_X ? fz_f(&gx) : NULL,
-               u.saved == SV_Y ? fz_f(&gy) : NULL, dx, n);
+      ucall_bwd(be, &u, fz_f(&gdy), u.saved == SV_X ? fz_f(&gx) : NULL,
+                u.saved == SV_Y ? fz_f(&gy) : NULL, dx, n);
       if (!inplace) fz_buf_unchanged(&gdy, dy, "dy");
       fz_buf_unchanged(&gx, x, "x");
       fz_buf_unchanged(&gy, y, "y");
