@@ -208,24 +208,21 @@ _DLTENSOR_VERSIONED = b"dltensor_versioned"
 _USED_DLTENSOR_VERSIONED = b"used_dltensor_versioned"
 
 
-@ctypes.CFUNCTYPE(None, ctypes.c_void_p)
-def _capsule_destructor(capsule):
-    # Never consumed (still "dltensor"): the managed tensor is ours to delete. A consumer that
-    # took it renamed the capsule and calls the deleter itself.
-    if _capsule_valid_raw(capsule, _DLTENSOR):
-        p = _capsule_pointer_raw(capsule, _DLTENSOR)
-        m = ctypes.cast(p, ctypes.POINTER(_DLManagedTensor))
-        if m.contents.deleter:
-            m.contents.deleter(m)
+def _destructor_for(name, managed):
+    """A PyCapsule destructor for capsules of `name` holding a `managed` pointer. Never consumed
+    (still `name`): the managed tensor is ours to delete. A consumer that took it renamed the
+    capsule and calls the deleter itself."""
+    @ctypes.CFUNCTYPE(None, ctypes.c_void_p)
+    def destructor(capsule):
+        if _capsule_valid_raw(capsule, name):
+            m = ctypes.cast(_capsule_pointer_raw(capsule, name), ctypes.POINTER(managed))
+            if m.contents.deleter:
+                m.contents.deleter(m)
+    return destructor
 
 
-@ctypes.CFUNCTYPE(None, ctypes.c_void_p)
-def _capsule_destructor_versioned(capsule):
-    if _capsule_valid_raw(capsule, _DLTENSOR_VERSIONED):
-        p = _capsule_pointer_raw(capsule, _DLTENSOR_VERSIONED)
-        m = ctypes.cast(p, ctypes.POINTER(_DLManagedTensorVersioned))
-        if m.contents.deleter:
-            m.contents.deleter(m)
+_capsule_destructor = _destructor_for(_DLTENSOR, _DLManagedTensor)
+_capsule_destructor_versioned = _destructor_for(_DLTENSOR_VERSIONED, _DLManagedTensorVersioned)
 
 
 class Tensor:

@@ -189,6 +189,20 @@ def test_memory_limit_raises_and_leaves_the_engine_usable():
     assert sg.zeros((1024, 1024, 4)).numel() == 1 << 22
 
 
+@pytest.mark.parametrize("max_version", [None, (1, 0)])
+def test_unconsumed_capsule_releases_its_tensor(max_version):
+    a = np.ones(64, dtype=np.float32)
+    ref = weakref.ref(a)
+    t = sg.from_dlpack(a)
+    cap = t.__dlpack__(max_version=max_version)
+    del a, t
+    gc.collect()
+    assert ref() is not None, "the capsule's managed tensor holds the array"
+    del cap  # never consumed: the capsule's destructor must run the deleter
+    gc.collect()
+    assert ref() is None
+
+
 def test_refusals_raise_with_the_message():
     with pytest.raises(sg.Error, match="not contiguous row-major"):
         sg.from_dlpack(np.ones((4, 4), dtype=np.float32)[:, ::2])
