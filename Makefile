@@ -239,7 +239,7 @@ test-arm64: deps
 FUZZ_BUILD ?= build-fuzz
 FUZZ_SECONDS ?= 300
 FUZZ_SMOKE_SECONDS ?= 10
-FUZZERS ?= fuzz_api fuzz_unary fuzz_binary fuzz_reduce fuzz_gemm fuzz_shape fuzz_window
+FUZZERS ?= fuzz_api fuzz_unary fuzz_binary fuzz_reduce fuzz_gemm fuzz_shape fuzz_window fuzz_nn
 FUZZ_ARGS ?=
 FUZZ_FLAGS := -G Ninja -DCMAKE_C_COMPILER=clang -DCMAKE_BUILD_TYPE=Debug \
               "-DCMAKE_C_FLAGS_DEBUG=-O1 -gline-tables-only" \
