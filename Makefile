@@ -15,7 +15,7 @@
 #                      and the thread tests as plain programs (docs/testing.md)
 #   make test-arm64    the aarch64 cross build (NEON backend), its suite under qemu-user
 #   make fuzz          the libFuzzer harnesses of tests/fuzz (clang, ASan, UBSan), each for
-#                      FUZZ_SECONDS (300); make fuzz-smoke runs each for FUZZ_SMOKE_SECONDS (10),
+#                      FUZZ_SECONDS (300); make fuzz-smoke runs each for FUZZ_SMOKE_SECONDS (7),
 #                      as CI does; FUZZERS=fuzz_gemm picks some (docs/testing.md, "Fuzzing")
 #   make examples      build every example and run each briefly
 #   make install       install into PREFIX (default /usr/local)
@@ -238,8 +238,9 @@ test-arm64: deps
 # each harness's executions.
 FUZZ_BUILD ?= build-fuzz
 FUZZ_SECONDS ?= 300
-FUZZ_SMOKE_SECONDS ?= 10
-FUZZERS ?= fuzz_api fuzz_unary fuzz_binary fuzz_reduce fuzz_gemm fuzz_shape
+# 8 harnesses x 7 s: CI's fuzzing stays at about a minute.
+FUZZ_SMOKE_SECONDS ?= 7
+FUZZERS ?= fuzz_api fuzz_unary fuzz_binary fuzz_reduce fuzz_gemm fuzz_shape fuzz_window fuzz_nn
 FUZZ_ARGS ?=
 FUZZ_FLAGS := -G Ninja -DCMAKE_C_COMPILER=clang -DCMAKE_BUILD_TYPE=Debug \
               "-DCMAKE_C_FLAGS_DEBUG=-O1 -gline-tables-only" \

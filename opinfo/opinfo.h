@@ -7,6 +7,7 @@
  * Which consumer reads what:
  *   tests/test_unary.c, test_binary.c   ref, dref, domain, grad_domain, vs_double, edge
  *   tests/test_conformance_*.c          conf (the contract against the scalar backend)
+ *   tests/fuzz/fuzz_*.c                 conf (the same contract, on fuzzed inputs)
  *   tests/accuracy_report.c             ref, dref, dref_y, sweep
  *   tests/test_reduce.c, test_nn.c      row_ref (the row ops' references; so does the report)
  *   tests/test_matmul.c                 opinfo_ref_gemm (so does the report)
@@ -159,7 +160,7 @@ typedef struct opinfo_row_ref {
    "slot:output" ("softmax_cross_entropy:log_probs"). */
 typedef struct opinfo_kernel {
   const char *name;
-  bool has_conf; /* the conformance tests check this kernel against conf */
+  bool has_conf; /* the conformance tests and/or the fuzzers check this kernel against conf */
   opinfo_conf conf;
   opinfo_flops flops;
   opinfo_row_ref row_ref; /* row ops only (opinfo_reduce.c) */

@@ -1,6 +1,6 @@
 /* The rows of every other kernel: fill, gemm, shape, the image ops, dropout, batch norm and the
- * optimizer updates; gemm's double reference; and the lookup over these and the reductions'
- * table. */
+ * optimizer updates (their contracts: the conformance tests' and the fuzzers', tests/fuzz/); gemm's
+ * double reference; and the lookup over these and the reductions' table. */
 #include <math.h>
 #include <string.h>
 
@@ -42,16 +42,53 @@ const opinfo_kernel opinfo_kernel_table[] = {
     {.name = "depthwise_conv2d_backward_filter",
      .has_conf = true,
      .conf = {.domain = {-4, 4}, .fwd = EXACT}},
-    {.name = "max_pool", .flops = OPINFO_FLOPS(1, 1)},
-    {.name = "avg_pool", .flops = OPINFO_FLOPS(1, 1)},
-    /* batch norm from the engine's a and b: y = x a + b; backward dx = dy a and two sums */
-    {.name = "batch_norm", .flops = OPINFO_FLOPS(2, 5)},
-    /* dropout: a multiply (the mask is integer hashing); the updates: sgd w -= lr g, momentum two
-       more, adam m, v, a sqrt, a divide and the step */
-    {.name = "dropout", .flops = OPINFO_FLOPS(1, 1)},
-    {.name = "sgd_update", .flops = OPINFO_FLOPS(2, 0)},
-    {.name = "momentum_update", .flops = OPINFO_FLOPS(4, 0)},
-    {.name = "adam_update", .flops = OPINFO_FLOPS(13, 0)},
+    /* im2col moves data; col2im adds each column value to its pixel in the scalar order (the
+       SIMD kernels add along channels, pixels in the same order). */
+    {.name = "im2col", .has_conf = true, .conf = {.domain = {-4, 4}, .fwd = EXACT}},
+    {.name = "col2im", .has_conf = true, .conf = {.domain = {-4, 4}, .fwd = EXACT}},
+    /* Pooling: the SIMD kernels take the max (first NaN, first of equal taps) and sum the taps
+       in the scalar order, then multiply by 1 / count; the backward passes route or spread dy
+       the same way. Bit-exact, edge values included. */
+    {.name = "max_pool",
+     .has_conf = true,
+     .conf = {.domain = {-4, 4}, .fwd = EXACT, .bwd = EXACT},
+     .flops = OPINFO_FLOPS(1, 1)},
+    {.name = "avg_pool",
+     .has_conf = true,
+     .conf = {.domain = {-4, 4}, .fwd = EXACT, .bwd = EXACT},
+     .flops = OPINFO_FLOPS(1, 1)},
+    /* batch norm from the engine's a and b: y = x a + b; backward dx = dy a (one rounding each,
+       bit-exact) and two sums over the rows. */
+    {.name = "batch_norm",
+     .has_conf = true,
+     .conf = {.domain = {-2, 2}, .fwd = EXACT, .bwd = EXACT},
+     .flops = OPINFO_FLOPS(2, 5)},
+    /* The backward's sums (sum_dy, sum_dy_xc) added to their old values: the SIMD kernels sum
+       the rows first, then add. Exact on dyadic values (tests/test_pool_norm.c); otherwise
+       within reduce_sum's bound, 2 (r + 2) eps times the sum of |terms| with r the rows plus
+       the old value (the fuzzer sets abs from r, as for reduce_sum). */
+    {.name = "batch_norm_backward:sums",
+     .has_conf = true,
+     .conf = {.domain = {-2, 2}, .fwd = EXACT}},
+    /* dropout: a multiply (the mask is integer hashing, the same bits on every backend); the
+       updates: sgd w -= lr g, momentum two more, adam m, v, a sqrt, a divide and the step, each
+       the scalar kernel's expression (correctly rounded sqrt and divide on every ISA). */
+    {.name = "dropout",
+     .has_conf = true,
+     .conf = {.domain = {-4, 4}, .fwd = EXACT},
+     .flops = OPINFO_FLOPS(1, 1)},
+    {.name = "sgd_update",
+     .has_conf = true,
+     .conf = {.domain = {-4, 4}, .fwd = EXACT},
+     .flops = OPINFO_FLOPS(2, 0)},
+    {.name = "momentum_update",
+     .has_conf = true,
+     .conf = {.domain = {-4, 4}, .fwd = EXACT},
+     .flops = OPINFO_FLOPS(4, 0)},
+    {.name = "adam_update",
+     .has_conf = true,
+     .conf = {.domain = {-4, 4}, .fwd = EXACT},
+     .flops = OPINFO_FLOPS(13, 0)},
 };
 const size_t opinfo_kernel_count = sizeof opinfo_kernel_table / sizeof opinfo_kernel_table[0];
 

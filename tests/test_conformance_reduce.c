@@ -358,7 +358,7 @@ static void sce_family(void) {
         for (size_t r = 0; r < rows; r++)
           for (size_t c = 0; c < classes; c++) {
             size_t at = r * classes + c;
-            if (isfinite(lp[at])) sl[r] += fabs((double)lab[at] * lp[at]);
+            if (isfinite(lp[at])) sl[r] += fabs((double)lab[at]) * (1 + fabs(lp[at]));
             sp[at] = 1 + fabs(lp[at]);
             sb[at] = fabs(dloss[r]) * (exp(lp[at]) + fabs(lab[at]));
           }

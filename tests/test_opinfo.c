@@ -88,20 +88,23 @@ Test(opinfo, every_slot_of_the_op_lists_has_a_full_row) {
   cr_expect(has_range(w->conf.domain) && w->flops.given && has_range(w->bench_range),
             "where: no .conf, .flops or .bench_range");
   SG_FOR_EACH_REDUCE_OP(REDUCE_)
-  /* The other kernels the conformance tests check, and the bench's FLOPs (bench_api.c,
-     bench_elementwise.c, bench_rows.c). */
+  /* The other kernels the conformance tests or the differential fuzzers (tests/fuzz/) check,
+     and the bench's FLOPs (bench_api.c, bench_elementwise.c, bench_rows.c). */
   static const char *const conf_and_flops[] = {
-      "argmax", "argmin",    "softmax",     "log_softmax",     "softmax_cross_entropy",
-      "fill",   "transpose", "scatter_add", "depthwise_conv2d"};
+      "argmax",     "argmin",     "softmax",     "log_softmax",      "softmax_cross_entropy",
+      "fill",       "transpose",  "scatter_add", "depthwise_conv2d", "max_pool",
+      "avg_pool",   "batch_norm", "dropout",     "sgd_update",       "momentum_update",
+      "adam_update"};
   static const char *const conf_only[] = {"softmax_cross_entropy:log_probs",
                                           "softmax_cross_entropy_backward:dlabels",
                                           "gemm",
                                           "gemm_taps",
                                           "depthwise_conv2d_backward_input",
-                                          "depthwise_conv2d_backward_filter"};
-  static const char *const flops_only[] = {"conv2d",          "max_pool",   "avg_pool",
-                                           "batch_norm",      "dropout",    "sgd_update",
-                                           "momentum_update", "adam_update"};
+                                          "depthwise_conv2d_backward_filter",
+                                          "im2col",
+                                          "col2im",
+                                          "batch_norm_backward:sums"};
+  static const char *const flops_only[] = {"conv2d"};
   for (size_t i = 0; i < sizeof conf_and_flops / sizeof *conf_and_flops; i++)
     check_kernel(conf_and_flops[i], true, true);
   for (size_t i = 0; i < sizeof conf_only / sizeof *conf_only; i++)

@@ -1,14 +1,20 @@
 /* The public API fuzzer: the input is a program of simdgrad calls on a pool of tensor slots
  * (tensors of every dtype and of fuzzed shapes, invalid ones included; every op family; axes,
  * perms, slices, paddings; scopes with kept tensors, tapes and their gradients; disposal and
- * extra references). After each call it checks the API's invariants:
+ * extra references; variables, sg_assign, and SGD, momentum and Adam optimizers made, stepped,
+ * given a new rate and freed, with bad parameters, mismatched or missing tensors and open
+ * tapes among their calls). After each call it checks the API's invariants:
  *   - no crash, no sanitizer report (the build has ASan and UBSan);
  *   - a call that fails returns NULL (or a status) with sg_last_status() set and a message in
  *     sg_last_error(); a call that succeeds leaves no error;
  *   - a result has a consistent shape (rank in [0, 8], sizes >= 0, sg_numel their product),
  *     the shape the op must give where the harness can tell, and readable data;
- *   - once every slot is disposed and every scope and tape closed, sg_memory() shows as many
- *     tensors and bytes as before the program.
+ *   - a variable is an f32 copy of its init; a successful sg_assign leaves the value's bits in
+ *     the variable; a successful SGD step gives w - lr g bit for bit (the update kernels'
+ *     contract: every backend gives the scalar kernel's result); no optimizer step or
+ *     assignment succeeds while a tape is open;
+ *   - once every slot is disposed, every optimizer freed and every scope and tape closed,
+ *     sg_memory() shows as many tensors and bytes as before the program.
  * A broken invariant prints the call and aborts (libFuzzer saves the input). */
 #include <math.h>
 #include <stdio.h>
@@ -27,6 +33,7 @@ const char *__asan_default_options(void) { return "allocator_may_return_null=1";
 #define MAX_STEPS 64
 #define MAX_DEPTH 6
 #define MAX_KEPT 4096 /* elements */
+#define OPTS 3
 
 typedef struct vm {
   fz f;
@@ -34,6 +41,9 @@ typedef struct vm {
   int depth[SLOTS]; /* the scope that tracks the slot's reference (0: none) */
   int cur;          /* scopes open */
   bool tape;
+  sg_optimizer *opt[OPTS];
+  bool sgd[OPTS]; /* an SGD optimizer, of rate lr: its steps are checked */
+  float lr[OPTS];
   char op[64];
 } vm;
 
@@ -107,8 +117,9 @@ static void drop(vm *v, int s) {
 }
 
 /* Stores a result: NULL must come with an error; a tensor is checked against the shape the op
-   must give (rank < 0: not known) and takes a slot. */
-static void put(vm *v, sg_tensor *t, int rank, const int64_t *shape, int dtype) {
+   must give (rank < 0: not known) and takes a slot, tracked by the scope open now, or by none
+   when kept (a variable). */
+static void put_as(vm *v, sg_tensor *t, int rank, const int64_t *shape, int dtype, bool kept) {
   if (!t) {
     check_error(v);
     return;
@@ -125,7 +136,11 @@ static void put(vm *v, sg_tensor *t, int rank, const int64_t *shape, int dtype) 
   int s = pick(v);
   drop(v, s);
   v->t[s] = t;
-  v->depth[s] = v->cur;
+  v->depth[s] = kept ? 0 : v->cur;
+}
+
+static void put(vm *v, sg_tensor *t, int rank, const int64_t *shape, int dtype) {
+  put_as(v, t, rank, shape, dtype, false);
 }
 
 /* The shape of x, or rank -1 when x is NULL. */
@@ -610,6 +625,143 @@ static void op_moments(vm *v) {
   put(v, var, ro, so, SG_F32);
 }
 
+/* ---- Variables and optimizers ---- */
+
+static bool f32_data(const sg_tensor *t) { return t && sg_dtype_of(t) == SG_F32; }
+
+/* A status-returning call: a failure sets the same last status and a message; success none. */
+static void check_status(vm *v, sg_status st) {
+  if (st == SG_OK) {
+    check_ok(v);
+    return;
+  }
+  if (st != sg_last_status())
+    fz_fail("%s returned %d, last status %d", v->op, (int)st, (int)sg_last_status());
+  check_error(v);
+}
+
+static void op_variable(vm *v) {
+  sg_tensor *init = arg(v);
+  snprintf(v->op, sizeof v->op, "variable");
+  sg_tensor *var = sg_variable(init);
+  if (var) {
+    if (!f32_data(init)) fz_fail("variable of a tensor that is no f32 one");
+    if (var == init) fz_fail("variable returned its init, not a copy");
+    int64_t n = sg_numel(init);
+    if (sg_numel(var) == n && n &&
+        memcmp(sg_data_f32(var), sg_data_f32(init), (size_t)n * sizeof(float)) != 0)
+      fz_fail("variable does not hold its init's values");
+  }
+  int64_t shape[SG_MAX_RANK];
+  int rank = shape_of(init, shape);
+  put_as(v, var, var ? rank : -1, shape, SG_F32, true);
+}
+
+static void op_assign(vm *v) {
+  sg_tensor *var = arg(v), *val = arg(v);
+  snprintf(v->op, sizeof v->op, "assign%s", v->tape ? " (tape open)" : "");
+  sg_status st = sg_assign(var, val);
+  check_status(v, st);
+  if (st != SG_OK) return;
+  if (v->tape) fz_fail("assign succeeded with a tape open");
+  int64_t n = sg_numel(var);
+  if (n != sg_numel(val))
+    fz_fail("assign succeeded across %lld and %lld elements", (long long)n,
+            (long long)sg_numel(val));
+  if (n && memcmp(sg_data_f32(var), sg_data_f32(val), (size_t)n * sizeof(float)) != 0)
+    fz_fail("assign left other values than the value's");
+}
+
+/* SGD's expected result for one variable w and gradient g (separate memory): the scalar
+   kernel's, which every backend must give bit for bit (opinfo's sgd_update row). NULL when the
+   step will not be checked. */
+static float *sgd_expect(const sg_tensor *w, const sg_tensor *g, float lr) {
+  if (!f32_data(w) || !f32_data(g) || sg_numel(w) != sg_numel(g) || sg_numel(w) == 0) return NULL;
+  const float *wd = sg_data_f32(w), *gd = sg_data_f32(g);
+  size_t n = (size_t)sg_numel(w);
+  uintptr_t w0 = (uintptr_t)wd, g0 = (uintptr_t)gd, bytes = n * sizeof(float);
+  if (w0 < g0 + bytes && g0 < w0 + bytes) return NULL; /* shared memory: no crash is all */
+  float *want = malloc(n * sizeof *want);
+  if (!want) fz_fail("out of memory");
+  memcpy(want, wd, n * sizeof *want);
+  fz_scalar()->sgd_update(want, gd, n, lr);
+  return want;
+}
+
+static void op_optimizer(vm *v) {
+  int k = (int)fz_range(&v->f, 0, OPTS - 1), what = (int)fz_range(&v->f, 0, 5);
+  sg_optimizer **o = &v->opt[k];
+  if (what == 0) { /* make one (the old one in the slot is freed) */
+    int kind = (int)fz_range(&v->f, 0, 2);
+    float lr = fz_float(&v->f, 0, 1, FZ_ANY);
+    sg_optimizer_free(*o);
+    *o = NULL;
+    v->sgd[k] = kind == 0, v->lr[k] = lr;
+    if (kind == 0) {
+      snprintf(v->op, sizeof v->op, "sgd");
+      *o = sg_sgd(lr);
+    } else if (kind == 1) {
+      snprintf(v->op, sizeof v->op, "momentum");
+      *o = sg_momentum(lr, fz_float(&v->f, 0, 1, FZ_ANY), fz_bool(&v->f));
+    } else {
+      /* Mostly valid betas and epsilon; the others must be refused. */
+      float b1 = fz_float(&v->f, 0, 1, FZ_ANY), b2 = fz_float(&v->f, 0, 1, FZ_ANY);
+      float eps = fz_float(&v->f, 0, 1e-3f, FZ_ANY);
+      bool valid = b1 >= 0 && b1 < 1 && b2 >= 0 && b2 < 1 && eps >= 0;
+      snprintf(v->op, sizeof v->op, "adam(%g, %g, %g)", b1, b2, eps);
+      *o = sg_adam(lr, b1, b2, eps);
+      if (!*o && valid) fz_fail("%s refused valid parameters", v->op);
+      if (*o && !valid) fz_fail("%s accepted invalid parameters", v->op);
+    }
+    if (!*o)
+      check_error(v);
+    else
+      check_ok(v);
+    return;
+  }
+  if (what == 1) {
+    snprintf(v->op, sizeof v->op, "optimizer_free");
+    sg_optimizer_free(*o); /* NULL too: a no-op */
+    *o = NULL;
+    return;
+  }
+  if (what == 2) {
+    snprintf(v->op, sizeof v->op, "optimizer_set_lr");
+    float lr = fz_float(&v->f, 0, 1, FZ_ANY);
+    sg_optimizer_set_lr(*o, lr);
+    v->lr[k] = lr;
+    return;
+  }
+  /* A step: n of -1..3 variables and gradients from the slots (NULL arrays sometimes). */
+  int n = (int)fz_range(&v->f, 0, 4) - 1;
+  sg_tensor *vars[3] = {0}, *grads[3] = {0};
+  for (int i = 0; i < n; i++) vars[i] = arg(v), grads[i] = arg(v);
+  bool null_arrays = fz_u8(&v->f) < 10;
+  /* An empty slot steps as NULL, or with a fresh SGD optimizer. */
+  if (!*o && fz_bool(&v->f)) {
+    v->sgd[k] = true, v->lr[k] = fz_float(&v->f, 0, 1, FZ_DOMAIN);
+    *o = sg_sgd(v->lr[k]);
+  }
+  bool checked = *o && v->sgd[k] && n == 1 && !v->tape && !null_arrays;
+  float *want = checked ? sgd_expect(vars[0], grads[0], v->lr[k]) : NULL;
+  snprintf(v->op, sizeof v->op, "optimizer_step(n=%d)%s%s", n, *o ? "" : " of NULL",
+           v->tape ? " (tape open)" : "");
+  sg_status st = sg_optimizer_step(*o, null_arrays ? NULL : vars, null_arrays ? NULL : grads, n);
+  check_status(v, st);
+  if (st == SG_OK) {
+    if (v->tape && n > 0) fz_fail("%s succeeded with a tape open", v->op);
+    if (!*o) fz_fail("%s succeeded without an optimizer", v->op);
+  }
+  if (want) {
+    const float *got = sg_data_f32(vars[0]);
+    for (int64_t i = 0; st == SG_OK && i < sg_numel(vars[0]); i++)
+      if (memcmp(&got[i], &want[i], sizeof *got) != 0 && !(isnan(got[i]) && isnan(want[i])))
+        fz_fail("%s: w[%lld] = %.9g, the scalar sgd_update gives %.9g", v->op, (long long)i, got[i],
+                want[i]);
+    free(want);
+  }
+}
+
 /* ---- References, scopes, tapes ---- */
 
 static void op_dispose(vm *v) {
@@ -739,9 +891,22 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
       op_reduce,  op_arg,    op_softmax, op_reshape, op_transpose, op_slice, op_concat,
       op_pad,     op_tile,   op_gather,  op_one_hot, op_cast,      op_nn,    op_moments,
       op_dispose, op_retain, op_keep,    op_scope,   op_tape};
+  /* The byte values past the last whole round of ops[] pick the later ops, so that the corpus
+     written before them (tests/fuzz/corpus/fuzz_api) decodes mostly as it did. */
+  static void (*const later[])(vm *) = {
+      op_variable,  op_variable,  op_variable,  op_variable,  op_variable,  op_assign,
+      op_assign,    op_assign,    op_assign,    op_assign,    op_optimizer, op_optimizer,
+      op_optimizer, op_optimizer, op_optimizer, op_optimizer, op_optimizer, op_optimizer,
+      op_optimizer, op_optimizer, op_optimizer, op_optimizer};
+  const unsigned first_later = 256 - FZ_COUNT(later);
+  _Static_assert(256 - FZ_COUNT(later) == 9 * FZ_COUNT(ops), "later[] takes 234..255");
   for (int step = 0; step < MAX_STEPS && v.f.n > 0; step++) {
     v.op[0] = 0;
-    ops[fz_u8(&v.f) % FZ_COUNT(ops)](&v);
+    unsigned b = fz_u8(&v.f);
+    if (b < first_later)
+      ops[b % FZ_COUNT(ops)](&v);
+    else
+      later[b - first_later](&v);
   }
   /* Everything back: tape, scopes, slots. */
   snprintf(v.op, sizeof v.op, "the clean-up");
@@ -750,6 +915,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     sg_clear_error();
   }
   for (; v.cur > 0; v.cur--) sg_scope_end(NULL, 0);
+  for (int k = 0; k < OPTS; k++) sg_optimizer_free(v.opt[k]);
   for (int s = 0; s < SLOTS; s++)
     if (v.t[s] && v.depth[s] == 0) drop(&v, s);
   check_ok(&v);
