@@ -122,6 +122,12 @@ static void step_range(int64_t lo, int64_t hi, void *arg) {
   }
 }
 
+/* Whether two float tensors' elements share any bytes (empty ones share none). */
+static bool share_memory(const sg_tensor *a, const sg_tensor *b) {
+  const float *pa = sg__f32(a), *pb = sg__f32(b);
+  return a->numel > 0 && b->numel > 0 && pa < pb + b->numel && pb < pa + a->numel;
+}
+
 sg_status sg_optimizer_step(sg_optimizer *opt, sg_tensor *const *vars, sg_tensor *const *grads,
                             int n) {
   const char *name = "optimizer_step";
@@ -139,6 +145,15 @@ sg_status sg_optimizer_step(sg_optimizer *opt, sg_tensor *const *vars, sg_tensor
                        sg__shape_str(vars[i]->shape, vars[i]->rank, a, sizeof a), i,
                        sg__shape_str(grads[i]->shape, grads[i]->rank, b, sizeof b));
   }
+  /* The update kernels read a gradient while they write the variables: one that shares memory
+     with any of them would be read after it changed (backend.h's update contract). */
+  for (int i = 0; i < n; i++)
+    for (int k = 0; k < n; k++)
+      if (share_memory(grads[i], vars[k]))
+        return sg__error(SG_ERR_ARG, name,
+                         "grads[%d] shares memory with vars[%d]; a gradient must be a tensor of "
+                         "its own",
+                         i, k);
   if (n == 0) return SG_OK; /* nothing to update: no step is counted, no state is made */
   if (opt->n == 0 && !make_state(opt, vars, n)) return sg_last_status();
   if (n != opt->n)

@@ -218,6 +218,18 @@ Test(optimizer, errors) {
   sg_clear_error();
   sg_tape_end(NULL, NULL, NULL, 0, NULL);
   sg_clear_error();
+  /* A gradient that is the variable itself, or a view of it, is refused and changes nothing. */
+  sg_tensor *flat = sg_reshape(w, (int64_t[]){6}, 1),
+            *w_view = sg_reshape(flat, (int64_t[]){2, 3}, 2);
+  float before[6];
+  memcpy(before, sg_data_f32(w), sizeof before);
+  cr_assert_eq(sg_optimizer_step(o, &w, &w, 1), SG_ERR_ARG);
+  cr_assert(strstr(sg_last_error(), "grads[0] shares memory with vars[0]"), "%s", sg_last_error());
+  cr_assert_eq(sg_optimizer_step(o, &w, &w_view, 1), SG_ERR_ARG);
+  cr_assert_eq(memcmp(before, sg_data_f32(w), sizeof before), 0);
+  sg_clear_error();
+  sg_dispose(flat);
+  sg_dispose(w_view);
   sg_tensor *none = NULL;
   cr_assert_neq(sg_optimizer_step(o, &w, &none, 1), SG_OK);
   sg_clear_error();

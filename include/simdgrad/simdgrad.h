@@ -393,7 +393,7 @@ SG_API sg_optimizer *sg_adam(float lr, float beta1, float beta2, float epsilon);
 /* One update of vars[i] (variables) from grads[i] (same shapes), in place, each by one fused
    pass of the backend's update kernel. The optimizer's state is made on the first step for these
    n variables, by position: later steps must pass the same n and shapes. SG_ERR_STATE while a
-   tape is open on this thread. */
+   tape is open on this thread; SG_ERR_ARG when a gradient shares memory with any of the vars. */
 SG_API sg_status sg_optimizer_step(sg_optimizer *opt, sg_tensor *const *vars,
                                    sg_tensor *const *grads, int n);
 SG_API void sg_optimizer_set_lr(sg_optimizer *opt, float lr);

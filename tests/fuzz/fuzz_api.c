@@ -751,6 +751,9 @@ static void op_optimizer(vm *v) {
   if (st == SG_OK) {
     if (v->tape && n > 0) fz_fail("%s succeeded with a tape open", v->op);
     if (!*o) fz_fail("%s succeeded without an optimizer", v->op);
+    for (int i = 0; i < n; i++)
+      for (int j = 0; j < n; j++)
+        if (grads[i] == vars[j]) fz_fail("%s succeeded with grads[%d] = vars[%d]", v->op, i, j);
   }
   if (want) {
     const float *got = sg_data_f32(vars[0]);
