@@ -55,6 +55,9 @@ void fz_floats(fz *f, float *x, size_t n, float lo, float hi, unsigned kinds);
 
 /* ---- Buffers ---- */
 
+/* malloc that fails the case instead of returning NULL (0 bytes: a valid pointer). */
+void *fz_malloc(size_t bytes);
+
 /* n elements of elem bytes, `off` elements past a 64-byte boundary, the block ending exactly at
    the last element (AddressSanitizer catches a write or read past it); the off elements before
    hold a canary that fz_buf_free checks. Copies init when not NULL, else fills with 0xA5 bytes

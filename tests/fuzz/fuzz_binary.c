@@ -17,12 +17,6 @@ static const bslot k_compare[] = {SG_FOR_EACH_COMPARE_OP(C_ENTRY_)};
 
 enum { K_BINARY, K_BINARY_BWD, K_COMPARE, K_WHERE, K_WHERE_BWD, K_FILL };
 
-static void *xmalloc(size_t bytes) {
-  void *p = malloc(bytes ? bytes : 1);
-  if (!p) fz_fail("out of memory");
-  return p;
-}
-
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   fz f = fz_make(data, size);
   size_t nb = FZ_COUNT(k_binary), nc = FZ_COUNT(k_compare);
@@ -59,10 +53,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
            "%s n=%zu steps=(a %zu, b %zu, c %zu) off=(%zu,%zu,%zu,%zu,%zu,%zu) v=%d", slot, n,
            a_step, b_step, c_step, off[0], off[1], off[2], off[3], off[4], off[5], variant);
 
-  float *a = xmalloc(na * 4), *bv = xmalloc(nbv * 4), *dy = xmalloc(n * 4);
-  float *want = xmalloc(n * 4), *wa = xmalloc(n * 4), *wb = xmalloc(n * 4), *y = xmalloc(n * 4);
-  uint8_t *cond = xmalloc(ncv), *wcmp = xmalloc(n);
-  double *scale = xmalloc(n * sizeof *scale);
+  float *a = fz_malloc(na * 4), *bv = fz_malloc(nbv * 4), *dy = fz_malloc(n * 4);
+  float *want = fz_malloc(n * 4), *wa = fz_malloc(n * 4), *wb = fz_malloc(n * 4),
+        *y = fz_malloc(n * 4);
+  uint8_t *cond = fz_malloc(ncv), *wcmp = fz_malloc(n);
+  double *scale = fz_malloc(n * sizeof *scale);
   /* Ties are common with small integers: the first bytes decide whether to round. */
   bool ties = fz_u8(&f) < 64;
   fz_floats(&f, a, na, da_dom.lo, da_dom.hi, FZ_ANY);

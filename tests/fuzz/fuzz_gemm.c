@@ -13,12 +13,6 @@
 
 #define MAX_TAPS 12
 
-static void *xmalloc(size_t bytes) {
-  void *p = malloc(bytes ? bytes : 1);
-  if (!p) fz_fail("out of memory");
-  return p;
-}
-
 static float from_bits(uint32_t u) {
   float v;
   memcpy(&v, &u, sizeof v);
@@ -59,8 +53,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   size_t lda = ac + pad_a, ldb = bc + pad_b, ldc = n + pad_c;
   size_t na = (ar + (taps_form ? taps : 0)) * lda, nb = (taps_form ? taps : 1) * br * ldb;
   size_t nc = m * ldc;
-  float *a = xmalloc(na * 4), *b = xmalloc(nb * 4), *c0 = xmalloc(nc * 4), *want = xmalloc(nc * 4);
-  double *scale = xmalloc(nc * sizeof *scale);
+  float *a = fz_malloc(na * 4), *b = fz_malloc(nb * 4), *c0 = fz_malloc(nc * 4),
+        *want = fz_malloc(nc * 4);
+  double *scale = fz_malloc(nc * sizeof *scale);
   /* Values: the domain, edge values and magnitudes from 2^-149 to 2^50; no huge ones, whose
      sums overflow or not depending on the order. */
   unsigned kinds = fz_bool(&f) ? FZ_DOMAIN | FZ_SPECIAL | FZ_WIDE : FZ_DOMAIN;

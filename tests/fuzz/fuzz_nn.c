@@ -17,12 +17,6 @@
 #define MAX_NUMEL 8192
 #define MAX_N 4100
 
-static void *xmalloc(size_t bytes) {
-  void *p = malloc(bytes ? bytes : 1);
-  if (!p) fz_fail("out of memory");
-  return p;
-}
-
 /* One kind of edge value per case keeps most rows free of NaN (which would hide the rest). */
 static unsigned read_kinds(fz *f) {
   static const unsigned kinds_of[] = {FZ_DOMAIN, FZ_SPECIAL, FZ_HUGE, FZ_WIDE, FZ_ANY};
@@ -54,7 +48,8 @@ static void batch_norm_case(fz *f) {
   opinfo_bound b = fz_bound("batch_norm");
   opinfo_range dom = fz_domain("batch_norm", false);
   unsigned kinds = read_kinds(f);
-  float *x = xmalloc(n * 4), *a = xmalloc(c * 4), *bb = xmalloc(c * 4), *want = xmalloc(n * 4);
+  float *x = fz_malloc(n * 4), *a = fz_malloc(c * 4), *bb = fz_malloc(c * 4),
+        *want = fz_malloc(n * 4);
   fz_floats(f, x, n, dom.lo, dom.hi, kinds);
   fz_floats(f, a, c, dom.lo, dom.hi, kinds);
   fz_floats(f, bb, c, dom.lo, dom.hi, kinds);
@@ -95,9 +90,10 @@ static void batch_norm_backward_case(fz *f) {
   opinfo_bound bdx = fz_bound("batch_norm_backward"), bs = fz_bound("batch_norm_backward:sums");
   opinfo_range dom = fz_domain("batch_norm", false);
   unsigned kinds = read_kinds(f);
-  float *dy = xmalloc(n * 4), *x = xmalloc(n * 4), *a = xmalloc(c * 4), *mean = xmalloc(c * 4);
-  float *s0 = xmalloc(c * 4), *s1 = xmalloc(c * 4), *wdx = xmalloc(n * 4);
-  float *ws0 = xmalloc(c * 4), *ws1 = xmalloc(c * 4);
+  float *dy = fz_malloc(n * 4), *x = fz_malloc(n * 4), *a = fz_malloc(c * 4),
+        *mean = fz_malloc(c * 4);
+  float *s0 = fz_malloc(c * 4), *s1 = fz_malloc(c * 4), *wdx = fz_malloc(n * 4);
+  float *ws0 = fz_malloc(c * 4), *ws1 = fz_malloc(c * 4);
   fz_floats(f, dy, n, dom.lo, dom.hi, kinds);
   fz_floats(f, x, n, dom.lo, dom.hi, kinds);
   fz_floats(f, a, c, dom.lo, dom.hi, kinds);
@@ -110,8 +106,8 @@ static void batch_norm_backward_case(fz *f) {
   /* The sums' magnitudes: |old value| + sum of |terms|, each term as the kernels round it. A
      channel whose magnitude overflows may sum to inf or not, depending on the order: outside
      the contract (as for reduce_sum). */
-  double *sc0 = xmalloc(c * sizeof *sc0), *sc1 = xmalloc(c * sizeof *sc1);
-  bool *skip0 = xmalloc(c), *skip1 = xmalloc(c);
+  double *sc0 = fz_malloc(c * sizeof *sc0), *sc1 = fz_malloc(c * sizeof *sc1);
+  bool *skip0 = fz_malloc(c), *skip1 = fz_malloc(c);
   for (size_t k = 0; k < c; k++) {
     double m0 = isfinite(s0[k]) ? fabs(s0[k]) : 0, m1 = isfinite(s1[k]) ? fabs(s1[k]) : 0;
     for (size_t r = 0; r < rows; r++) {
@@ -188,7 +184,7 @@ static void dropout_case(fz *f) {
            scale, off[0], off[1], inplace ? " in place" : "");
   opinfo_bound b = fz_bound("dropout");
   opinfo_range dom = fz_domain("dropout", false);
-  float *x = xmalloc(n * 4), *want = xmalloc(n * 4);
+  float *x = fz_malloc(n * 4), *want = fz_malloc(n * 4);
   fz_floats(f, x, n, dom.lo, dom.hi, read_kinds(f));
   fz_scalar()->dropout(x, want, n, offset, seed, threshold, scale);
   for (const sg_backend *const *bp = fz_backends(); *bp; bp++) {
@@ -232,14 +228,14 @@ static void update_case(fz *f) {
   /* w, the state (velocity; Adam's m and v) and g. */
   float *in[4], *want[3];
   for (int i = 0; i < 4; i++) {
-    in[i] = xmalloc(n * 4);
+    in[i] = fz_malloc(n * 4);
     fz_floats(f, in[i], n, dom.lo, dom.hi, kinds);
   }
   /* Adam's v is a mean of squares: mostly >= 0. */
   if (kind == U_ADAM && fz_u8(f) < 200)
     for (size_t i = 0; i < n; i++) in[2][i] = fabsf(in[2][i]);
   for (int i = 0; i < 3; i++) {
-    want[i] = xmalloc(n * 4);
+    want[i] = fz_malloc(n * 4);
     memcpy(want[i], in[i], n * 4);
   }
   const sg_backend *ref = fz_scalar();
@@ -288,9 +284,9 @@ static void sce_case(fz *f) {
            backward ? "_backward" : "", rows, classes, label_form, outs, off[0],
            inplace ? " log_probs over logits" : "");
   opinfo_range dom = fz_domain("softmax_cross_entropy", false);
-  float *lab = xmalloc(n * 4), *logit = xmalloc(n * 4), *lp = xmalloc(n * 4);
-  float *loss = xmalloc(rows * 4), *dloss = xmalloc(rows * 4);
-  float *wdlab = xmalloc(n * 4), *wdlog = xmalloc(n * 4);
+  float *lab = fz_malloc(n * 4), *logit = fz_malloc(n * 4), *lp = fz_malloc(n * 4);
+  float *loss = fz_malloc(rows * 4), *dloss = fz_malloc(rows * 4);
+  float *wdlab = fz_malloc(n * 4), *wdlog = fz_malloc(n * 4);
   for (size_t r = 0; r < rows; r++) {
     float *t = lab + r * classes;
     if (label_form == 2) {
@@ -314,9 +310,9 @@ static void sce_case(fz *f) {
      past FLT_MAX / 2 (labels far from probabilities) may overflow in the SIMD kernels' float
      sum and not in the scalar double one: outside the contract, as an overflowing reduce_sum
      row is. */
-  double *sl = xmalloc(rows * sizeof *sl), *sp = xmalloc(n * sizeof *sp);
-  double *sb = xmalloc(n * sizeof *sb);
-  bool *skip = xmalloc(rows);
+  double *sl = fz_malloc(rows * sizeof *sl), *sp = fz_malloc(n * sizeof *sp);
+  double *sb = fz_malloc(n * sizeof *sb);
+  bool *skip = fz_malloc(rows);
   for (size_t r = 0; r < rows; r++) {
     sl[r] = 0;
     for (size_t c = 0; c < classes; c++) {

@@ -17,12 +17,6 @@ static const bslot k_reduce[] = {SG_FOR_EACH_REDUCE_OP(R_ENTRY_)};
 
 enum { K_REDUCE, K_ARG, K_SOFTMAX };
 
-static void *xmalloc(size_t bytes) {
-  void *p = malloc(bytes ? bytes : 1);
-  if (!p) fz_fail("out of memory");
-  return p;
-}
-
 static size_t at3(size_t o, size_t j, size_t i, size_t r, size_t inner) {
   return (o * r + j) * inner + i;
 }
@@ -61,11 +55,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
 
   /* y and dy hold [outer, inner] for a reduction, which is more than numel when r is 0. */
   size_t nbig = numel > nout ? numel : nout;
-  float *x = xmalloc(numel * 4), *y = xmalloc(nbig * 4), *dy = xmalloc(nbig * 4);
-  float *dxw = xmalloc(numel * 4);
-  int32_t *iwant = xmalloc(nout * 4);
-  double *scale = xmalloc(nbig * sizeof *scale), *bscale = xmalloc(numel * sizeof *bscale);
-  bool *skip = xmalloc(nbig);
+  float *x = fz_malloc(numel * 4), *y = fz_malloc(nbig * 4), *dy = fz_malloc(nbig * 4);
+  float *dxw = fz_malloc(numel * 4);
+  int32_t *iwant = fz_malloc(nout * 4);
+  double *scale = fz_malloc(nbig * sizeof *scale), *bscale = fz_malloc(numel * sizeof *bscale);
+  bool *skip = fz_malloc(nbig);
   memset(skip, 0, nbig ? nbig : 1);
   /* One kind of edge value per case keeps most rows from turning NaN (which would hide the
      rest); ties come from small integers. */

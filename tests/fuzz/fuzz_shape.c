@@ -11,12 +11,6 @@
 
 #define MAX_NUMEL 16384
 
-static void *xmalloc(size_t bytes) {
-  void *p = malloc(bytes ? bytes : 1);
-  if (!p) fz_fail("out of memory");
-  return p;
-}
-
 static void transpose_case(fz *f) {
   int rank = (int)fz_range(f, 0, 8);
   int64_t shape[8];
@@ -42,7 +36,7 @@ static void transpose_case(fz *f) {
   for (int i = 0; i < rank; i++)
     len += snprintf(fz_case + len, sizeof fz_case - (size_t)len, " %lld/%d", (long long)shape[i],
                     perm[i]);
-  float *x = xmalloc(numel * 4), *want = xmalloc(numel * 4);
+  float *x = fz_malloc(numel * 4), *want = fz_malloc(numel * 4);
   fz_floats(f, x, numel, -10, 10, FZ_ANY | FZ_SNAN);
   fz_scalar()->transpose(x, shape, perm, rank, want);
   for (const sg_backend *const *bp = fz_backends(); *bp; bp++) {
@@ -76,8 +70,8 @@ static void scatter_case(fz *f) {
            inner, ad, off[0], off[1], off[2]);
   opinfo_bound b = fz_bound("scatter_add");
   opinfo_range dom = fz_domain("scatter_add", false);
-  float *dy = xmalloc(ndy * 4), *dx0 = xmalloc(ndx * 4), *want = xmalloc(ndx * 4);
-  int32_t *idx = xmalloc(nidx * 4);
+  float *dy = fz_malloc(ndy * 4), *dx0 = fz_malloc(ndx * 4), *want = fz_malloc(ndx * 4);
+  int32_t *idx = fz_malloc(nidx * 4);
   fz_floats(f, dy, ndy, dom.lo, dom.hi, FZ_DOMAIN);
   fz_floats(f, dx0, ndx, dom.lo, dom.hi, FZ_DOMAIN);
   for (size_t i = 0; i < ndy; i++) dy[i] = roundf(dy[i] * 8) / 8;

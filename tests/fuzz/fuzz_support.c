@@ -96,6 +96,12 @@ void fz_floats(fz *f, float *x, size_t n, float lo, float hi, unsigned kinds) {
 
 /* ==== Buffers ============================================================================== */
 
+void *fz_malloc(size_t bytes) {
+  void *p = malloc(bytes ? bytes : 1);
+  if (!p) fz_fail("out of memory");
+  return p;
+}
+
 #define FZ_CANARY 0xA5
 
 fz_buf fz_buf_make(const void *init, size_t n, size_t elem, size_t off) {

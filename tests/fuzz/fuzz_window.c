@@ -29,12 +29,6 @@ static const char *const k_slot[W_COUNT] = {"im2col",
 /* Floats per buffer: image, output image, filter, im2col rows. */
 #define MAX_BUF 12000
 
-static void *xmalloc(size_t bytes) {
-  void *p = malloc(bytes ? bytes : 1);
-  if (!p) fz_fail("out of memory");
-  return p;
-}
-
 /* Outputs along one axis of a window of k taps dil apart, over an input padded by pad0 and pad1;
    0 when even one window does not fit. */
 static size_t out_size(size_t in, size_t pad0, size_t pad1, size_t k, size_t dil, size_t stride) {
@@ -154,8 +148,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   bool ties = fz_u8(&f) < 80;
 
   /* Inputs (in the slot's order), their sizes and names; the output and what it holds first. */
-  float *x = xmalloc(s.x * 4), *fl = xmalloc(s.f * 4), *dy = xmalloc(s.y * 4);
-  float *col = xmalloc(s.col * 4), *y = xmalloc(s.y * 4);
+  float *x = fz_malloc(s.x * 4), *fl = fz_malloc(s.f * 4), *dy = fz_malloc(s.y * 4);
+  float *col = fz_malloc(s.col * 4), *y = fz_malloc(s.y * 4);
   fz_floats(&f, x, s.x, dom.lo, dom.hi, kinds);
   if (ties)
     for (size_t i = 0; i < s.x; i++)
@@ -202,7 +196,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   }
   /* im2col's rows are all written (canary bytes first, 0xA5: NaN); every other output starts
      as values the forward must keep outside its range and the backward adds to. */
-  float *out0 = xmalloc(n_out * 4), *want = xmalloc(n_out * 4);
+  float *out0 = fz_malloc(n_out * 4), *want = fz_malloc(n_out * 4);
   if (kind == W_IM2COL)
     memset(out0, 0xA5, n_out * 4);
   else
