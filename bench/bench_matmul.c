@@ -16,7 +16,7 @@
 /* engine/op_matmul.c's constants */
 #define MIN_BLOCK_ROWS 32
 #define MIN_BLOCK_COLS 128
-#define GRAIN_MACS (1 << 21)
+#define GRAIN_MACS (1 << 17)
 #define MIN_ITEMS 2
 
 typedef enum mm_kind { MM_FORWARD, MM_BACKWARD, MM_OPENBLAS } mm_kind;
