@@ -120,9 +120,9 @@ static void plan_blocks(gemm_job *j, int64_t c_count, int64_t terms) {
     else
       nr = want < most_r ? want : most_r;
   }
-  /* Columns in multiples of 32: whole 16- and 32-wide register tiles. */
+  /* Columns in multiples of 64: whole 16-, 32- and 64-wide register tiles. */
   j->rb = sg__ceil_div(m, nr);
-  j->cb = nc > 1 ? sg__ceil_div(sg__ceil_div(n, nc), 32) * 32 : n;
+  j->cb = nc > 1 ? sg__ceil_div(sg__ceil_div(n, nc), 64) * 64 : n;
   j->rblocks = sg__ceil_div(m, j->rb);
   j->cblocks = sg__ceil_div(n, j->cb);
 }
