@@ -20,8 +20,11 @@
 #define MIN_BLOCK_ROWS 32
 #define MIN_BLOCK_COLS 128
 /* Multiply-adds a work item (and a parallel chunk) should have at least: below this the
-   fork/join of the threads costs more than it saves. */
-#define GEMM_GRAIN_MACS (1 << 21)
+   fork/join of the threads costs more than it saves. 2^17 (about 2.5 us of one core's FMAs)
+   lets a 64^3 product use both cores: halved by rows it took 4.0 us against 5.2 serially,
+   and 128^3 21 us against 39 (docs/bench.md, "Small matmuls on two threads"); at 2^21 every
+   product up to 128^3 ran on one thread. */
+#define GEMM_GRAIN_MACS (1 << 17)
 /* Items a job is cut into, at least, when its work allows: one per core of this machine class
    (2). More would only repack more: each block of rows packs all of B again, each block of
    columns all of A. */
@@ -117,9 +120,9 @@ static void plan_blocks(gemm_job *j, int64_t c_count, int64_t terms) {
     else
       nr = want < most_r ? want : most_r;
   }
-  /* Columns in multiples of 32: whole 16- and 32-wide register tiles. */
+  /* Columns in multiples of 64: whole 16-, 32- and 64-wide register tiles. */
   j->rb = sg__ceil_div(m, nr);
-  j->cb = nc > 1 ? sg__ceil_div(sg__ceil_div(n, nc), 32) * 32 : n;
+  j->cb = nc > 1 ? sg__ceil_div(sg__ceil_div(n, nc), 64) * 64 : n;
   j->rblocks = sg__ceil_div(m, j->rb);
   j->cblocks = sg__ceil_div(n, j->cb);
 }

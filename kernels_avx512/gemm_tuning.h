@@ -1,20 +1,23 @@
-/* The AVX-512 GEMM: a 12 x 32 register tile, 24 accumulators (three times the 8 independent
- * FMA chains that two 4-cycle FMA pipes need) plus 2 B vectors in 26 of the 32 zmm registers;
- * the A values are broadcast straight from memory. Blocking for a 48 KiB L1 and 1 MiB L2: an A
- * strip (12 x 256 floats, 12 KiB) stays in L1 while the B strips stream from a 256 x 512 B
- * block (512 KiB) in L2; up to 1200 rows of A are packed at a time. */
+/* The AVX-512 GEMM: a 6 x 64 register tile, 24 accumulators (three times the 8 independent FMA
+ * chains that two 4-cycle FMA pipes need) plus 4 B vectors in 28 of the 32 zmm registers; the A
+ * values are broadcast straight from memory. Per k step 4 B loads and 6 broadcasts feed 24 FMAs,
+ * where the 12 x 32 tile it replaced needed 2 and 12 (14 loads), and read from 6 rows of an
+ * unpacked A, not 12 (gcc kept 12 row offsets only by spilling them). On the Zen 4 VM
+ * (double-pumped AVX-512) it took 3.5% off 256^3, 3.8% off 128^3, 2% off 64^3 and 2.7% off
+ * 1024^3 (docs/kernels.md, "Where a matmul's time goes"). A convolution's products (gemm_taps)
+ * use the same tile: it was their own before, for the same reasons (3-13% faster on a 3x3,
+ * 64-channel convolution than 12 x 32). Blocking for a 32-48 KiB L1 and 1 MiB L2: an A strip
+ * (6 x 512 floats, 12 KiB) stays in L1 while the B strips stream from a 512 x 256 B block
+ * (512 KiB) in L2 (256 x 512 before: the longer slice halves the passes over C, and 512^3 took
+ * 2.36 against 2.39 ms, 1024^3 19.56 against 19.72, medians of 4 alternated runs); up to 1200
+ * rows of a transposed A are packed at a time. */
 #ifndef SIMDGRAD_GEMM_TUNING_AVX512_H
 #define SIMDGRAD_GEMM_TUNING_AVX512_H
 
-#define GEMM_MR 12
-#define GEMM_NV 2
-#define GEMM_KC 256
+#define GEMM_MR 6
+#define GEMM_NV 4
+#define GEMM_KC 512
 #define GEMM_MC 1200
-#define GEMM_NC 512
-/* A convolution's products read A unpacked, a row stride apart: 6 rows x 64 columns (24
-   accumulators, 4 B vectors) needs 6 row addresses and 10 loads per 24 FMAs, where the 12 x 32
-   tile needs 12 and 14 (measured 3-13% faster on a 3x3, 64-channel convolution). */
-#define GEMM_TAPS_MR 6
-#define GEMM_TAPS_NV 4
+#define GEMM_NC 256
 
 #endif

@@ -111,9 +111,9 @@ static void gemm_shape(size_t m, size_t n, size_t k, size_t h) {
 }
 
 static void gemm_family(void) {
-  /* m, n, k: empty, one element, around the register tile; past one k slice (KC 256) and past
-     it twice; past the row blocks (MC 240 on NEON, 1200 on x86) and the column blocks (NC 512 on
-     x86, also twice, 2048 on NEON). */
+  /* m, n, k: empty, one element, around the register tile; past one k slice (KC 256, 512 on
+     AVX-512) and past it twice; past the row blocks (MC 240 on NEON, 1200 on x86) and the column
+     blocks (NC 512 on AVX2, 256 on AVX-512, also twice, 2048 on NEON). */
   static const size_t shapes[][3] = {{0, 4, 3},     {4, 0, 3},      {4, 3, 0},     {1, 1, 1},
                                      {1, 17, 1},    {7, 15, 16},    {16, 16, 16},  {17, 31, 33},
                                      {33, 65, 63},  {65, 17, 300},  {130, 9, 5},   {3, 1100, 9},
@@ -122,11 +122,14 @@ static void gemm_family(void) {
   size_t h = 0;
   for (; h < COUNT(shapes); h++) gemm_shape(shapes[h][0], shapes[h][1], shapes[h][2], h);
   /* The register tiles' edges: every row count around their heights (MR 6 and 12) with every
-     column count around their widths (NR 8, 16 and 32), with k around one k slice. */
-  static const size_t ms[] = {1, 5, 6, 7, 11, 12, 13, 25}, ns[] = {1, 15, 16, 17, 31, 32, 33, 65};
-  static const size_t ks[] = {1, 255, 256, 257};
+     column count around their widths (NR 8, 16, 32 and 64: 1 to 4 vectors across), with k
+     around one k slice (256 or 512). */
+  static const size_t ms[] = {1, 5, 6, 7, 11, 12, 13, 25};
+  static const size_t ns[] = {1, 15, 16, 17, 31, 32, 33, 47, 49, 63, 64, 65};
+  static const size_t ks[] = {1, 255, 256, 257, 511, 512, 513};
   for (size_t mi = 0; mi < COUNT(ms); mi++)
-    for (size_t ni = 0; ni < COUNT(ns); ni++, h++) gemm_shape(ms[mi], ns[ni], ks[(mi + ni) % 4], h);
+    for (size_t ni = 0; ni < COUNT(ns); ni++, h++)
+      gemm_shape(ms[mi], ns[ni], ks[(mi + ni) % COUNT(ks)], h);
 }
 
 /* One gemm_taps case, laid out as a convolution row: A_t starts t rows into one A (the taps
