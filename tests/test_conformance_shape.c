@@ -28,7 +28,9 @@ static void transpose_case(int rank, const int64_t *shape, const int *perm, size
       snprintf(pm + strlen(pm), sizeof pm - strlen(pm), "%d,", perm[i]);
     }
     ctx_init(&c, be, "transpose", NULL, "shape=[%s] perm=[%s] off=%zu", sh, pm, off);
-    gbuf gx = gb_floats(x, numel, off_of(off, 0)), gy = gb_floats(NULL, numel, off_of(off, 1));
+    /* y at the same offset as x: at offset 0 its rows can be aligned, which the streamed path
+       needs (off_of(0, 1) is 5). */
+    gbuf gx = gb_floats(x, numel, off_of(off, 0)), gy = gb_floats(NULL, numel, off_of(off, 0));
     be->transpose(gf(&gx), shape, perm, rank, gf(&gy));
     check_unchanged(&c, &gx, x, "x");
     check_guards(&c, &gy, "y");
@@ -69,9 +71,12 @@ static void transpose_family(void) {
       {4, {2, 3, 5, 7}, {0, 1, 3, 2}},
       {8, {1, 2, 1, 3, 1, 2, 1, 2}, {7, 6, 5, 4, 3, 2, 1, 0}},
       /* From 2^21 floats y is written with non-temporal stores where its rows are aligned
-         (offset 0 here), with plain ones where they are not (the other offsets, and 2049). */
+         (offset 0 here), with plain ones where they are not (the other offsets, and 2049);
+         streamed through 128-row buffered strips, with 2064 x 1036 leaving 16 rows and 12
+         columns to the tiles. */
       {2, {2048, 1040}, {1, 0}},
       {2, {2049, 1024}, {1, 0}},
+      {2, {2064, 1036}, {1, 0}},
       {3, {2, 1040, 1024}, {0, 2, 1}},
   };
   seed(case_seed("transpose", 0, 0, 0));
