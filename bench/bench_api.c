@@ -451,7 +451,8 @@ static void run_api(bench_state *st, void *arg) {
   bench_leave(&saved);
   if (error) return;
 
-  double n = (double)c->n, flops = 0, items = n, kernel_s = 0, kernel_flops = 0;
+  double n = (double)c->n, flops = 0, items = n, kernel_s = 0, kernel_flops = 0, insns = 0,
+         divs = 0;
   if (op->layout == L_MAT) { /* C = A B, then dA = dC B^T and dB = A^T dC */
     flops = 6 * n * n * n, items = n * n;
   } else {
@@ -459,8 +460,9 @@ static void run_api(bench_state *st, void *arg) {
         op->fwd_slot, op->bwd_slot && op->grads && !grad_is_view(op->name) ? op->bwd_slot : NULL};
     for (int k = 0; k < 2; k++) {
       if (!slots[k]) continue;
-      double f = bench_kernel_flops(slots[k], c->be->name) * n;
+      double f = bench_kernel_flops(slots[k], c->be->name) * n, ki, kd;
       flops += f;
+      if (bench_kernel_issued(slots[k], c->be->name, &ki, &kd)) insns += ki * n, divs += kd * n;
       if (!bench_kernel_opaque(slots[k], c->be->name)) continue;
       bool rows = op->layout == L_ROWS || op->layout == L_CE;
       double rate = rows ? bench_rows_rate(c->be, slots[k]) : bench_ew_rate(c->be, slots[k]);
@@ -471,6 +473,8 @@ static void run_api(bench_state *st, void *arg) {
   bench_work w = {.flops = flops,
                   .kernel_s = kernel_s,
                   .kernel_flops = kernel_flops,
+                  .insns = insns,
+                  .divs = divs,
                   .bytes = tr.read + tr.written,
                   .written = tr.written,
                   .footprint = tr.footprint,

@@ -128,6 +128,8 @@ roof_verdict roof_judge(const roof_figures *f, const roof_caches *c, int threads
     compute_bad = f->peak_bad;
   }
   v.compute_s += w->kernel_s;
+  if (w->insns > 0 && f->issue > 0) v.issue_s = w->insns / f->issue;
+  if (w->divs > 0 && f->div > 0 && w->divs / f->div > v.issue_s) v.issue_s = w->divs / f->div;
   double bytes = w->read + w->written;
   if (bytes > 0 && f->n > 0) {
     int lo, hi;
@@ -149,8 +151,9 @@ roof_verdict roof_judge(const roof_figures *f, const roof_caches *c, int threads
       memory_bad = f->bad[lo] || f->bad[hi];
     }
   }
-  /* Only the figure that bounds the row matters for its flag. */
+  /* Only the figure that bounds the row matters for its flag (the issue rates have no check). */
   v.seconds = v.compute_s >= v.memory_s ? v.compute_s : v.memory_s;
+  if (v.issue_s > v.seconds) v.seconds = v.issue_s;
   if (v.compute_s >= v.memory_s ? compute_bad : memory_bad) v.flags |= ROOF_FLAG_INCONSISTENT;
   return v;
 }
@@ -162,6 +165,8 @@ roof_work roof_tape_work(const roof_work *fwd, const roof_work *bwd, double seed
   w.written += seed;
   if (bwd && !grad_is_view) {
     w.flops += bwd->flops;
+    w.insns += bwd->insns;
+    w.divs += bwd->divs;
     w.read += bwd->read;
     w.written += bwd->written;
     w.footprint += bwd->written;

@@ -52,6 +52,9 @@ int roof_footprints(const roof_caches *c, int threads, bool quick, double max, d
 typedef struct roof_figures {
   double peak; /* FLOP/s */
   bool peak_bad;
+  /* The issue bound's rates (docs/bench.md, "The issue bound"): vector instructions and
+     divisions per second, all threads; 0 where not measured (the baseline ISA). */
+  double issue, div;
   int n;
   double footprint[ROOF_MAX_POINTS]; /* bytes, increasing */
   double read[ROOF_MAX_POINTS];      /* bytes/s */
@@ -97,6 +100,9 @@ typedef struct roof_work {
   double read;      /* bytes */
   double written;   /* bytes */
   double footprint; /* distinct bytes; 0: read + written */
+  /* Vector instructions the kernels issue and the divisions among them (bench/kernel_issued.inc);
+     0: not counted, no issue bound. */
+  double insns, divs;
 } roof_work;
 
 enum {
@@ -111,12 +117,14 @@ typedef struct roof_verdict {
   double seconds;   /* the least time the model allows; 0 when it cannot say */
   double bandwidth; /* bytes/s at the row's footprint and mix */
   double compute_s; /* flops / peak */
+  double issue_s;   /* max(insns / issue rate, divs / division rate): the issue bound */
   double memory_s;  /* read / read bandwidth + written x cost of a written byte */
   roof_level level; /* where the footprint lives (for the label) */
   unsigned flags;   /* ROOF_FLAG_INCONSISTENT when the bound used a bad figure */
 } roof_verdict;
 
-/* The bound of w with `threads` threads on f: max(flops / peak + kernel_s, memory time), the
+/* The bound of w with `threads` threads on f: max(flops / peak + kernel_s, issue time, memory
+   time), the issue time max(insns / f->issue, divs / f->div) where both are known; the
    memory time
    from the curves at w's footprint and w's share of reads rho: the read curve at rho = 1, the
    triad curve at rho = 2/3, linear in rho between them; below 2/3 (more writes than a triad),

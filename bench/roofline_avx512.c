@@ -16,6 +16,35 @@ double bench_fma_loop__avx512(int64_t iters, float c, float b, float *sink) {
   return 2.0 * 16 * ACC * (double)iters;
 }
 
+/* 10 FMA chains (latency 4 on 2 pipes needs 8; the 10 addition chains fill the rest of the
+   cycle) and 10 addition chains (latency 3 on 2 pipes: 6): all of them in registers. */
+double bench_issue_loop__avx512(int64_t iters, float c, float b, float *sink) {
+  __m512 f[10], a[10], vc = _mm512_set1_ps(c), vb = _mm512_set1_ps(b);
+  for (int j = 0; j < 10; j++) f[j] = _mm512_set1_ps(1.0f + (float)j);
+  for (int j = 0; j < 10; j++) a[j] = _mm512_set1_ps(2.0f + (float)j);
+  for (int64_t i = 0; i < iters; i++) {
+    for (int j = 0; j < 10; j++) f[j] = _mm512_fmadd_ps(f[j], vc, vb);
+    for (int j = 0; j < 10; j++) a[j] = _mm512_add_ps(a[j], vb);
+  }
+  float s = 0;
+  for (int j = 0; j < 10; j++) s += _mm512_cvtss_f32(f[j]);
+  for (int j = 0; j < 10; j++) s += _mm512_cvtss_f32(a[j]);
+  *sink = s;
+  return (10 + 10) * (double)iters;
+}
+
+/* 12 chains of a = b / a: a divider's latency (11-15 cycles) over its throughput (3-10). */
+double bench_div_loop__avx512(int64_t iters, float c, float b, float *sink) {
+  __m512 a[12], vb = _mm512_set1_ps(b);
+  for (int j = 0; j < 12; j++) a[j] = _mm512_set1_ps(c + (float)j);
+  for (int64_t i = 0; i < iters; i++)
+    for (int j = 0; j < 12; j++) a[j] = _mm512_div_ps(vb, a[j]);
+  float s = 0;
+  for (int j = 0; j < 12; j++) s += _mm512_cvtss_f32(a[j]);
+  *sink = s;
+  return 12 * (double)iters;
+}
+
 void bench_triad__avx512(float *restrict a, const float *restrict b, const float *restrict c,
                          size_t n, float s) {
   __m512 vs = _mm512_set1_ps(s);

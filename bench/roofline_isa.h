@@ -16,6 +16,17 @@ double bench_fma_loop__base(int64_t iters, float c, float b, float *sink);
 double bench_fma_loop__avx2(int64_t iters, float c, float b, float *sink);
 double bench_fma_loop__avx512(int64_t iters, float c, float b, float *sink);
 
+/* The issue bound's two rates (docs/bench.md, "The issue bound"), AVX2 and AVX-512 only (the
+   kernels whose instructions bench/kernel_issued.inc counts). issue: iters rounds of independent
+   FMAs on half the accumulators and additions on the other half, the mix that fills both kinds
+   of vector pipe (Zen 4: two FMA and two FADD pipes; Intel: FMA and add share theirs), enough
+   accumulators to cover each latency; returns the instructions done. div: iters rounds of
+   independent a = b / a (the divider's throughput); returns the divisions done. */
+double bench_issue_loop__avx2(int64_t iters, float c, float b, float *sink);
+double bench_issue_loop__avx512(int64_t iters, float c, float b, float *sink);
+double bench_div_loop__avx2(int64_t iters, float c, float b, float *sink);
+double bench_div_loop__avx512(int64_t iters, float c, float b, float *sink);
+
 /* a[i] = b[i] + s * c[i] for i < n: 12 bytes per element (two loads, one store). n is a
    multiple of 64 and the arrays are 64-byte aligned. */
 void bench_triad__base(float *restrict a, const float *restrict b, const float *restrict c,
