@@ -72,19 +72,20 @@ bool bench_kernel_opaque(const char *slot, const char *backend) {
    the objects of a gcc build. */
 static const struct {
   const char *slot, *isa;
-  double insns, divs;
+  double insns, cls[ROOF_N_CLASSES];
 } k_issued[] = {
-#define KERNEL_ISSUED(slot, isa, insns, divs) {slot, isa, insns, divs},
+#define KERNEL_ISSUED(slot, isa, insns, ...) {slot, isa, insns, {__VA_ARGS__}},
 #include "kernel_issued.inc"
 #undef KERNEL_ISSUED
 };
 
-bool bench_kernel_issued(const char *slot, const char *backend, double *insns, double *divs) {
-  *insns = *divs = 0;
+bool bench_kernel_issued(const char *slot, const char *backend, double n, double *insns,
+                         double cls[ROOF_N_CLASSES]) {
   if (!backend || bench_kernel_opaque(slot, backend)) return false;
   for (size_t i = 0; i < sizeof k_issued / sizeof k_issued[0]; i++)
     if (strcmp(k_issued[i].slot, slot) == 0 && strcmp(k_issued[i].isa, backend) == 0) {
-      *insns = k_issued[i].insns, *divs = k_issued[i].divs;
+      *insns += k_issued[i].insns * n;
+      for (int k = 0; k < ROOF_N_CLASSES; k++) cls[k] += k_issued[i].cls[k] * n;
       return true;
     }
   return false;

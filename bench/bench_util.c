@@ -175,8 +175,8 @@ void bench_report(bench_state *st, const bench_work *w) {
                   .read = w->bytes - w->written,
                   .written = w->written,
                   .footprint = w->footprint > 0 ? w->footprint : w->bytes,
-                  .insns = w->insns,
-                  .divs = w->divs};
+                  .insns = w->insns};
+  for (int k = 0; k < ROOF_N_CLASSES; k++) rw.cls[k] = w->cls[k];
   roof_verdict v = roofline_judge(w->isa, w->threads, &rw);
   double best = bench_best_call(st), fastest = best > 0 && best < per_call ? best : per_call;
   if (v.seconds > 0 && 100.0 * v.seconds / fastest > ROOF_MODEL_ERROR_PCT &&
@@ -203,12 +203,14 @@ void bench_report(bench_state *st, const bench_work *w) {
     }
   }
   if (v.seconds > 0) bench_counter(st, "roof_flags", flags);
-  char label[192], ws[32];
+  char label[192], ws[32], issue[48];
   if (w->kernel_s > 0) bench_counter(st, "roof_kernel_s", w->kernel_s);
+  /* the class whose instructions bind: "all" for the total over the combined rate */
+  snprintf(issue, sizeof issue, "; issue-bound (%s)", roof_class_name(v.issue_class));
   snprintf(label, sizeof label, "%s%s%s in %s%s%s%s", w->desc ? w->desc : "", w->desc ? "; " : "",
            human_bytes(rw.footprint, ws, sizeof ws), roof_level_name(v.level),
            w->kernel_s > 0 ? "; compute: the library call's own rate in cache"
-           : v.seconds > 0 && v.issue_s >= v.seconds ? "; issue-bound"
+           : v.seconds > 0 && v.issue_s >= v.seconds ? issue
                                                      : "",
            flags & ROOF_FLAG_INCONSISTENT ? "; judged on an inconsistent roof" : "",
            flags & ROOF_FLAG_MODEL_ERROR ? "; above 105% of the roof: a model error" : "");

@@ -116,6 +116,15 @@ bool roof_check(const roof_figures *one, const roof_figures *more, bool *suspect
   return any;
 }
 
+const char *roof_class_name(int cls) {
+  static const char *const names[] = {
+#define ROOF_CLASS_NAME_(c) #c,
+      ROOF_ISSUE_CLASSES(ROOF_CLASS_NAME_)
+#undef ROOF_CLASS_NAME_
+          "all"};
+  return cls >= 0 && cls <= ROOF_N_CLASSES ? names[cls] : "?";
+}
+
 roof_verdict roof_judge(const roof_figures *f, const roof_caches *c, int threads,
                         const roof_work *w) {
   roof_verdict v = {0};
@@ -128,8 +137,11 @@ roof_verdict roof_judge(const roof_figures *f, const roof_caches *c, int threads
     compute_bad = f->peak_bad;
   }
   v.compute_s += w->kernel_s;
+  v.issue_class = ROOF_N_CLASSES;
   if (w->insns > 0 && f->issue > 0) v.issue_s = w->insns / f->issue;
-  if (w->divs > 0 && f->div > 0 && w->divs / f->div > v.issue_s) v.issue_s = w->divs / f->div;
+  for (int k = 0; k < ROOF_N_CLASSES; k++)
+    if (w->cls[k] > 0 && f->cls[k] > 0 && w->cls[k] / f->cls[k] > v.issue_s)
+      v.issue_s = w->cls[k] / f->cls[k], v.issue_class = k;
   double bytes = w->read + w->written;
   if (bytes > 0 && f->n > 0) {
     int lo, hi;
@@ -166,7 +178,7 @@ roof_work roof_tape_work(const roof_work *fwd, const roof_work *bwd, double seed
   if (bwd && !grad_is_view) {
     w.flops += bwd->flops;
     w.insns += bwd->insns;
-    w.divs += bwd->divs;
+    for (int k = 0; k < ROOF_N_CLASSES; k++) w.cls[k] += bwd->cls[k];
     w.read += bwd->read;
     w.written += bwd->written;
     w.footprint += bwd->written;
