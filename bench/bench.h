@@ -14,6 +14,7 @@
 #include <stdint.h>
 
 #include "gbench_shim.h"
+#include "roof_model.h"
 
 /* = SG_GRAIN_ELEMENTWISE in engine/engine.h: elements per chunk of the engine's parallel-for.
    The kernel benchmarks split their work the same way, so their threads:N figures are what an
@@ -88,6 +89,9 @@ typedef struct bench_work {
      own rate with the data in cache (bench_kernel_rate), and the nominal FLOPs of theirs that
      `flops` holds, which the roof leaves out for that time (roof_model.h, kernel_s). */
   double kernel_s, kernel_flops;
+  /* Vector instructions the kernels issue per iteration, in all and per class
+     (bench_kernel_issued), all threads: the issue bound; 0 where not counted. */
+  double insns, cls[ROOF_N_CLASSES];
   const char *isa; /* the roofline to measure against: roofline_isa_of(backend) */
   int threads;
   const char *desc; /* the label's start, e.g. "[4096,1024] over axis 1"; NULL for none */
@@ -99,6 +103,14 @@ typedef struct bench_work {
    OPINFO_TRANSC (SLEEF in the SIMD kernels, libm in the scalar ones) whose work the tables do not
    count. Such a row's compute bound is the kernel's own rate with its data in cache. */
 bool bench_kernel_opaque(const char *slot, const char *backend);
+
+/* Adds n times the vector instructions per element that slot's kernel issues on backend, in all
+   to *insns and per class to cls[], from bench/kernel_issued.inc (generated from the objects by
+   docs/kernel_loops.py --issued); false (adding nothing) for a kernel it does not count: the
+   scalar backend, NEON, other templates, or kernels that call SLEEF, whose rows keep the
+   in-cache rate. */
+bool bench_kernel_issued(const char *slot, const char *backend, double n, double *insns,
+                         double cls[ROOF_N_CLASSES]);
 
 /* Elements per measurement of a kernel's rate: inputs and outputs stay in L1 or L2. */
 #define BENCH_RATE_N 4096

@@ -451,7 +451,8 @@ static void run_api(bench_state *st, void *arg) {
   bench_leave(&saved);
   if (error) return;
 
-  double n = (double)c->n, flops = 0, items = n, kernel_s = 0, kernel_flops = 0;
+  double n = (double)c->n, flops = 0, items = n, kernel_s = 0, kernel_flops = 0, insns = 0,
+         cls[ROOF_N_CLASSES] = {0};
   if (op->layout == L_MAT) { /* C = A B, then dA = dC B^T and dB = A^T dC */
     flops = 6 * n * n * n, items = n * n;
   } else {
@@ -461,6 +462,7 @@ static void run_api(bench_state *st, void *arg) {
       if (!slots[k]) continue;
       double f = bench_kernel_flops(slots[k], c->be->name) * n;
       flops += f;
+      bench_kernel_issued(slots[k], c->be->name, n, &insns, cls);
       if (!bench_kernel_opaque(slots[k], c->be->name)) continue;
       bool rows = op->layout == L_ROWS || op->layout == L_CE;
       double rate = rows ? bench_rows_rate(c->be, slots[k]) : bench_ew_rate(c->be, slots[k]);
@@ -471,6 +473,7 @@ static void run_api(bench_state *st, void *arg) {
   bench_work w = {.flops = flops,
                   .kernel_s = kernel_s,
                   .kernel_flops = kernel_flops,
+                  .insns = insns,
                   .bytes = tr.read + tr.written,
                   .written = tr.written,
                   .footprint = tr.footprint,
@@ -480,6 +483,7 @@ static void run_api(bench_state *st, void *arg) {
                   .desc = op->grads ? "forward + backward through the tape"
                           : opt     ? "one optimizer step"
                                     : "forward"};
+  for (int k = 0; k < ROOF_N_CLASSES; k++) w.cls[k] = cls[k];
   bench_report(st, &w);
 }
 

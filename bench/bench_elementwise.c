@@ -300,6 +300,7 @@ static void run_ew(bench_state *st, void *arg) {
                   .isa = roofline_isa_of(c->be->name),
                   .threads = c->threads};
   if (w.kernel_s > 0) w.kernel_flops = w.flops;
+  bench_kernel_issued(op->slot, c->be->name, (double)n, &w.insns, w.cls);
   bench_report(st, &w);
 }
 

@@ -67,3 +67,26 @@ bool bench_kernel_opaque(const char *slot, const char *backend) {
   bool scalar = !backend || strcmp(backend, "scalar") == 0;
   return nominal >= OPINFO_TRANSC && (scalar || simd <= 0);
 }
+
+/* docs/kernel_loops.py --issued writes the table; ctest kernel_issued_current checks it against
+   the objects of a gcc build. */
+static const struct {
+  const char *slot, *isa;
+  double insns, cls[ROOF_N_CLASSES];
+} k_issued[] = {
+#define KERNEL_ISSUED(slot, isa, insns, ...) {slot, isa, insns, {__VA_ARGS__}},
+#include "kernel_issued.inc"
+#undef KERNEL_ISSUED
+};
+
+bool bench_kernel_issued(const char *slot, const char *backend, double n, double *insns,
+                         double cls[ROOF_N_CLASSES]) {
+  if (!backend || bench_kernel_opaque(slot, backend)) return false;
+  for (size_t i = 0; i < sizeof k_issued / sizeof k_issued[0]; i++)
+    if (strcmp(k_issued[i].slot, slot) == 0 && strcmp(k_issued[i].isa, backend) == 0) {
+      *insns += k_issued[i].insns * n;
+      for (int k = 0; k < ROOF_N_CLASSES; k++) cls[k] += k_issued[i].cls[k] * n;
+      return true;
+    }
+  return false;
+}

@@ -174,11 +174,14 @@ void bench_report(bench_state *st, const bench_work *w) {
                   .kernel_s = w->kernel_s,
                   .read = w->bytes - w->written,
                   .written = w->written,
-                  .footprint = w->footprint > 0 ? w->footprint : w->bytes};
+                  .footprint = w->footprint > 0 ? w->footprint : w->bytes,
+                  .insns = w->insns};
+  for (int k = 0; k < ROOF_N_CLASSES; k++) rw.cls[k] = w->cls[k];
   roof_verdict v = roofline_judge(w->isa, w->threads, &rw);
   double best = bench_best_call(st), fastest = best > 0 && best < per_call ? best : per_call;
   if (v.seconds > 0 && 100.0 * v.seconds / fastest > ROOF_MODEL_ERROR_PCT &&
-      roofline_recheck(w->isa, w->threads, rw.footprint, v.compute_s >= v.memory_s)) {
+      roofline_recheck(w->isa, w->threads, rw.footprint,
+                       v.compute_s >= v.memory_s || v.issue_s >= v.memory_s)) {
     v = roofline_judge(w->isa, w->threads, &rw); /* a figure rose: judged again */
     bench_counter(st, "roof_rechecked", 1);
   }
@@ -187,7 +190,9 @@ void bench_report(bench_state *st, const bench_work *w) {
     bench_counter(st, "pct_roofline", roof_pct(&v, per_call, &flags));
     if (rw.footprint > 0) bench_counter(st, "footprint_bytes", rw.footprint);
     if (v.bandwidth > 0) bench_counter(st, "roof_gbs", v.bandwidth / 1e9);
-    bench_counter(st, "roof_bound", v.compute_s >= v.memory_s ? 1 : 0); /* 1: compute */
+    /* 1: compute (the FMA peak), 2: the issue bound, 0: memory */
+    bench_counter(st, "roof_bound", v.issue_s >= v.seconds ? 2 : v.compute_s >= v.memory_s ? 1 : 0);
+    if (v.issue_s > 0) bench_counter(st, "roof_issue_s", v.issue_s);
   }
   if (best > 0) {
     bench_counter(st, "best_call_s", best);
@@ -198,11 +203,15 @@ void bench_report(bench_state *st, const bench_work *w) {
     }
   }
   if (v.seconds > 0) bench_counter(st, "roof_flags", flags);
-  char label[192], ws[32];
+  char label[192], ws[32], issue[48];
   if (w->kernel_s > 0) bench_counter(st, "roof_kernel_s", w->kernel_s);
+  /* the class whose instructions bind: "all" for the total over the combined rate */
+  snprintf(issue, sizeof issue, "; issue-bound (%s)", roof_class_name(v.issue_class));
   snprintf(label, sizeof label, "%s%s%s in %s%s%s%s", w->desc ? w->desc : "", w->desc ? "; " : "",
            human_bytes(rw.footprint, ws, sizeof ws), roof_level_name(v.level),
-           w->kernel_s > 0 ? "; compute: the library call's own rate in cache" : "",
+           w->kernel_s > 0 ? "; compute: the library call's own rate in cache"
+           : v.seconds > 0 && v.issue_s >= v.seconds ? issue
+                                                     : "",
            flags & ROOF_FLAG_INCONSISTENT ? "; judged on an inconsistent roof" : "",
            flags & ROOF_FLAG_MODEL_ERROR ? "; above 105% of the roof: a model error" : "");
   bench_set_label(st, label);

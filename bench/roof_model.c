@@ -116,6 +116,15 @@ bool roof_check(const roof_figures *one, const roof_figures *more, bool *suspect
   return any;
 }
 
+const char *roof_class_name(int cls) {
+  static const char *const names[] = {
+#define ROOF_CLASS_NAME_(c) #c,
+      ROOF_ISSUE_CLASSES(ROOF_CLASS_NAME_)
+#undef ROOF_CLASS_NAME_
+          "all"};
+  return cls >= 0 && cls <= ROOF_N_CLASSES ? names[cls] : "?";
+}
+
 roof_verdict roof_judge(const roof_figures *f, const roof_caches *c, int threads,
                         const roof_work *w) {
   roof_verdict v = {0};
@@ -128,6 +137,11 @@ roof_verdict roof_judge(const roof_figures *f, const roof_caches *c, int threads
     compute_bad = f->peak_bad;
   }
   v.compute_s += w->kernel_s;
+  v.issue_class = ROOF_N_CLASSES;
+  if (w->insns > 0 && f->issue > 0) v.issue_s = w->insns / f->issue;
+  for (int k = 0; k < ROOF_N_CLASSES; k++)
+    if (w->cls[k] > 0 && f->cls[k] > 0 && w->cls[k] / f->cls[k] > v.issue_s)
+      v.issue_s = w->cls[k] / f->cls[k], v.issue_class = k;
   double bytes = w->read + w->written;
   if (bytes > 0 && f->n > 0) {
     int lo, hi;
@@ -149,8 +163,9 @@ roof_verdict roof_judge(const roof_figures *f, const roof_caches *c, int threads
       memory_bad = f->bad[lo] || f->bad[hi];
     }
   }
-  /* Only the figure that bounds the row matters for its flag. */
+  /* Only the figure that bounds the row matters for its flag (the issue rates have no check). */
   v.seconds = v.compute_s >= v.memory_s ? v.compute_s : v.memory_s;
+  if (v.issue_s > v.seconds) v.seconds = v.issue_s;
   if (v.compute_s >= v.memory_s ? compute_bad : memory_bad) v.flags |= ROOF_FLAG_INCONSISTENT;
   return v;
 }
@@ -162,6 +177,8 @@ roof_work roof_tape_work(const roof_work *fwd, const roof_work *bwd, double seed
   w.written += seed;
   if (bwd && !grad_is_view) {
     w.flops += bwd->flops;
+    w.insns += bwd->insns;
+    for (int k = 0; k < ROOF_N_CLASSES; k++) w.cls[k] += bwd->cls[k];
     w.read += bwd->read;
     w.written += bwd->written;
     w.footprint += bwd->written;

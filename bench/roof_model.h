@@ -47,11 +47,32 @@ const char *roof_level_name(roof_level l);
    count; at most `max` bytes. Returns how many (at most ROOF_MAX_POINTS). */
 int roof_footprints(const roof_caches *c, int threads, bool quick, double max, double *out);
 
+/* The issue bound's instruction classes (docs/bench.md, "The issue bound"): the order of the
+   columns of bench/kernel_issued.inc and of docs/kernel_loops.py's CLASSES, and the probes of
+   bench/roofline_isa.h (bench_issue_<class>__<isa>). */
+/* clang-format off */
+#define ROOF_ISSUE_CLASSES(X) \
+  X(fma) X(fadd) X(minmax) X(fcmp) X(blend) X(shuffle) X(shift) X(logic) X(cvt) X(round) \
+  X(scalef) X(div) X(sqrt)
+/* clang-format on */
+enum {
+#define ROOF_CLASS_ENUM_(c) ROOF_CLASS_##c,
+  ROOF_ISSUE_CLASSES(ROOF_CLASS_ENUM_)
+#undef ROOF_CLASS_ENUM_
+      ROOF_N_CLASSES
+};
+/* "fma", "fadd", ...; "all" for ROOF_N_CLASSES (the total over the combined rate). */
+const char *roof_class_name(int cls);
+
 /* One ISA on one thread count: the FMA peak and, at each footprint, the read-only bandwidth and
    the triad's (2 reads, 1 write). bad[i]: point i measured inconsistently twice. */
 typedef struct roof_figures {
   double peak; /* FLOP/s */
   bool peak_bad;
+  /* The issue bound's rates (docs/bench.md, "The issue bound"), instructions per second, all
+     threads: `issue` of any vector instructions (the best mix of classes measured), cls[c] of
+     class c's alone; 0 where not measured (the baseline ISA, a class the ISA lacks). */
+  double issue, cls[ROOF_N_CLASSES];
   int n;
   double footprint[ROOF_MAX_POINTS]; /* bytes, increasing */
   double read[ROOF_MAX_POINTS];      /* bytes/s */
@@ -97,6 +118,9 @@ typedef struct roof_work {
   double read;      /* bytes */
   double written;   /* bytes */
   double footprint; /* distinct bytes; 0: read + written */
+  /* Vector instructions the kernels issue, in all and per class (bench/kernel_issued.inc);
+     0: not counted, no issue bound. */
+  double insns, cls[ROOF_N_CLASSES];
 } roof_work;
 
 enum {
@@ -111,16 +135,19 @@ typedef struct roof_verdict {
   double seconds;   /* the least time the model allows; 0 when it cannot say */
   double bandwidth; /* bytes/s at the row's footprint and mix */
   double compute_s; /* flops / peak */
+  double issue_s;   /* max(insns / issue, max over c of cls[c] / rate of c): the issue bound */
+  int issue_class;  /* the class whose time is issue_s; ROOF_N_CLASSES: the total */
   double memory_s;  /* read / read bandwidth + written x cost of a written byte */
   roof_level level; /* where the footprint lives (for the label) */
   unsigned flags;   /* ROOF_FLAG_INCONSISTENT when the bound used a bad figure */
 } roof_verdict;
 
-/* The bound of w with `threads` threads on f: max(flops / peak + kernel_s, memory time), the
-   memory time
-   from the curves at w's footprint and w's share of reads rho: the read curve at rho = 1, the
-   triad curve at rho = 2/3, linear in rho between them; below 2/3 (more writes than a triad),
-   where nothing was measured, the faster of the two. */
+/* The bound of w with `threads` threads on f: max(flops / peak + kernel_s, issue time, memory
+   time), the issue time the larger of w->insns / f->issue and, over the classes c, w->cls[c] /
+   f->cls[c] (each term where both are known); the memory time from the curves at w's footprint and
+   w's share of reads rho: the read curve at rho = 1, the triad curve at rho = 2/3, linear in rho
+   between them; below 2/3 (more writes than a triad), where nothing was measured, the faster of the
+   two. */
 roof_verdict roof_judge(const roof_figures *f, const roof_caches *c, int threads,
                         const roof_work *w);
 

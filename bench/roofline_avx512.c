@@ -1,4 +1,5 @@
-/* The roofline loops with AVX-512 (see roofline_isa.h); compiled with -mavx512f -mfma. */
+/* The roofline loops with AVX-512 (see roofline_isa.h); compiled with -mavx512f -mavx512dq
+   -mfma. */
 #include <immintrin.h>
 
 #include "roofline_isa.h"
@@ -15,6 +16,102 @@ double bench_fma_loop__avx512(int64_t iters, float c, float b, float *sink) {
   *sink = s;
   return 2.0 * 16 * ACC * (double)iters;
 }
+
+/* 10 FMA chains (latency 4 on 2 pipes needs 8; the 10 addition chains fill the rest of the
+   cycle) and 10 addition chains (latency 3 on 2 pipes: 6): all of them in registers. */
+double bench_issue_loop__avx512(int64_t iters, float c, float b, float *sink) {
+  __m512 f[10], a[10], vc = _mm512_set1_ps(c), vb = _mm512_set1_ps(b);
+  for (int j = 0; j < 10; j++) f[j] = _mm512_set1_ps(1.0f + (float)j);
+  for (int j = 0; j < 10; j++) a[j] = _mm512_set1_ps(2.0f + (float)j);
+  for (int64_t i = 0; i < iters; i++) {
+    for (int j = 0; j < 10; j++) f[j] = _mm512_fmadd_ps(f[j], vc, vb);
+    for (int j = 0; j < 10; j++) a[j] = _mm512_add_ps(a[j], vb);
+  }
+  float s = 0;
+  for (int j = 0; j < 10; j++) s += _mm512_cvtss_f32(f[j]);
+  for (int j = 0; j < 10; j++) s += _mm512_cvtss_f32(a[j]);
+  *sink = s;
+  return (10 + 10) * (double)iters;
+}
+
+/* The issue bound's probes (roofline_isa.h): N_ independent chains a0, a1, ... of one class's
+   instructions, each value kept in a register the compiler must assume changed after every round
+   (KEEP), so that no round folds into the next and an operand stays a run-time one. */
+#define N_ 24
+/* clang-format off */
+#define EACH_(S, A) \
+  S(A, 0) S(A, 1) S(A, 2) S(A, 3) S(A, 4) S(A, 5) S(A, 6) S(A, 7) \
+  S(A, 8) S(A, 9) S(A, 10) S(A, 11) S(A, 12) S(A, 13) S(A, 14) S(A, 15) \
+  S(A, 16) S(A, 17) S(A, 18) S(A, 19) S(A, 20) S(A, 21) S(A, 22) S(A, 23)
+/* clang-format on */
+#define KEEP(v) __asm__ volatile("" : "+v"(v))
+#define DECL_(op, j) __m512 a##j = _mm512_set1_ps(c + (float)(j));
+#define STEP_(op, j)                                                                               \
+  a##j = op(a##j, j);                                                                              \
+  KEEP(a##j);
+#define SUM_(op, j) s += _mm512_cvtss_f32(a##j);
+#define PROBE(cls, per_round, op)                                                                  \
+  double bench_issue_##cls##__avx512(int64_t iters, float c, float b, float *sink) {               \
+    __m512 vc = _mm512_set1_ps(c), vb = _mm512_set1_ps(b), v1 = _mm512_add_ps(vc, vb);             \
+    __m512i idx = _mm512_set1_epi32((int)c);                                                       \
+    (void)vc, (void)v1, (void)idx;                                                                 \
+    EACH_(DECL_, op)                                                                               \
+    for (int64_t i = 0; i < iters; i++) {                                                          \
+      EACH_(STEP_, op)                                                                             \
+    }                                                                                              \
+    float s = 0;                                                                                   \
+    EACH_(SUM_, op)                                                                                \
+    *sink = s;                                                                                     \
+    return (per_round)*N_ * (double)iters;                                                         \
+  }
+#define I_(x) _mm512_castps_si512(x)
+#define F_(x) _mm512_castsi512_ps(x)
+/* FMAs and multiplies (by 1, v1) alternating; additions and subtractions; max and min */
+#define FMA_(x, j) ((j)&1 ? _mm512_mul_ps(x, v1) : _mm512_fmadd_ps(x, vc, vb))
+#define FADD_(x, j) ((j)&1 ? _mm512_sub_ps(x, vb) : _mm512_add_ps(x, vb))
+#define MINMAX_(x, j) ((j)&1 ? _mm512_min_ps(x, v1) : _mm512_max_ps(x, vb))
+/* vpermps with an index known only at run time (a constant one may become another shuffle) */
+#define SHUFFLE_(x, j) _mm512_permutexvar_ps(idx, x)
+#define SHIFT_(x, j) F_((j)&1 ? _mm512_srli_epi32(I_(x), 1) : _mm512_slli_epi32(I_(x), 1))
+/* and, or, xor, integer addition: the integer vector ALU */
+#define LOGIC_(x, j)                                                                               \
+  ((j) % 4 == 0   ? _mm512_and_ps(x, vc)                                                           \
+   : (j) % 4 == 1 ? _mm512_or_ps(x, vb)                                                            \
+   : (j) % 4 == 2 ? _mm512_xor_ps(x, vb)                                                           \
+                  : F_(_mm512_add_epi32(I_(x), idx)))
+/* float -> int32 -> float: two conversions a round */
+#define CVT_(x, j) _mm512_cvtepi32_ps(_mm512_cvtps_epi32(x))
+#define DIV_(x, j) _mm512_div_ps(vb, x)
+#define SQRT_(x, j) _mm512_sqrt_ps(x)
+PROBE(fma, 1, FMA_)
+PROBE(fadd, 1, FADD_)
+PROBE(minmax, 1, MINMAX_)
+PROBE(shuffle, 1, SHUFFLE_)
+PROBE(shift, 1, SHIFT_)
+PROBE(logic, 1, LOGIC_)
+PROBE(cvt, 2, CVT_)
+PROBE(div, 1, DIV_)
+PROBE(sqrt, 1, SQRT_)
+/* the compare writes a mask register: the chains are its inputs, changed every round, and each
+   mask is kept alive */
+#define FCMP_(x, j)                                                                                \
+  x;                                                                                               \
+  __asm__ volatile("" : : "k"(_mm512_cmp_ps_mask(a##j, vb, _CMP_LT_OQ)))
+/* a mask known only at run time */
+#define BLEND_(x, j) _mm512_mask_blend_ps(_mm512_cmp_ps_mask(vb, v1, _CMP_LT_OQ), x, vb)
+#define ROUND_(x, j) _mm512_roundscale_ps(x, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC)
+/* multiplies by 2^(0 at run time) */
+#define SCALEF_(x, j) _mm512_scalef_ps(x, _mm512_sub_ps(vb, vb))
+PROBE(fcmp, 1, FCMP_)
+PROBE(blend, 1, BLEND_)
+PROBE(round, 1, ROUND_)
+PROBE(scalef, 1, SCALEF_)
+
+/* The combined rate's second mix: FMAs, additions and integer logic in independent chains
+   (10, 8 and 6 of them). */
+#define MIX_(x, j)                                                                                 \
+  ((j) < 10 ? _mm512_fmadd_ps(x, vc, vb) : (j) < 18 ? _mm512_add_ps(x, vb) : _mm512_xor_ps(x, vb))
+PROBE(mix, 1, MIX_)
 
 void bench_triad__avx512(float *restrict a, const float *restrict b, const float *restrict c,
                          size_t n, float s) {

@@ -1,7 +1,8 @@
 /* The register-only FMA loop and the STREAM triad, one copy per instruction set: roofline_base.c
  * (the baseline ISA, no flags: SSE2 on x86-64, NEON on aarch64), roofline_avx2.c (-mavx2 -mfma)
- * and roofline_avx512.c (-mavx512f -mfma). roofline.c calls a copy only on a CPU that has its
- * ISA, from one OpenMP thread per core it measures. Each has a read-only loop too.
+ * and roofline_avx512.c (-mavx512f -mavx512dq -mfma; run only where the avx512 backend, which
+ * needs DQ, is). roofline.c calls a copy only on a CPU that has its ISA, from one OpenMP thread
+ * per core it measures. Each has a read-only loop too, and the x86 ones the issue bound's probes.
  */
 #ifndef SIMDGRAD_BENCH_ROOFLINE_ISA_H
 #define SIMDGRAD_BENCH_ROOFLINE_ISA_H
@@ -9,12 +10,33 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "roof_model.h"
+
 /* iters rounds of independent a = a * c + b on every accumulator register (enough of them to
    cover the FMA latency on every pipe); c and b are read at run time so nothing folds. Returns
    the FLOPs done (2 per lane per accumulator per round) and stores a sum in *sink. */
 double bench_fma_loop__base(int64_t iters, float c, float b, float *sink);
 double bench_fma_loop__avx2(int64_t iters, float c, float b, float *sink);
 double bench_fma_loop__avx512(int64_t iters, float c, float b, float *sink);
+
+/* The issue bound's rates (docs/bench.md, "The issue bound"), AVX2 and AVX-512 only (the kernels
+   whose instructions bench/kernel_issued.inc counts); each returns the instructions it issued.
+   issue and mix: the combined rate, iters rounds of independent chains of several classes at
+   once, enough of them to cover each latency: FMAs and additions (the mix that fills both kinds
+   of vector pipe on Zen 4: two FMA and two FADD pipes; Intel: FMA and add share theirs), and
+   FMAs, additions and integer logic; the better of the two counts. issue_<class>: iters rounds
+   of independent chains of that class's instructions alone (roof_model.h, ROOF_ISSUE_CLASSES;
+   docs/kernel_loops.py's CLASSES says which instructions each holds): its own rate. An ISA
+   without the class's instruction (AVX2's scalef) returns 0: no rate. */
+double bench_issue_loop__avx2(int64_t iters, float c, float b, float *sink);
+double bench_issue_loop__avx512(int64_t iters, float c, float b, float *sink);
+double bench_issue_mix__avx2(int64_t iters, float c, float b, float *sink);
+double bench_issue_mix__avx512(int64_t iters, float c, float b, float *sink);
+#define ROOFLINE_ISSUE_DECL_(cls)                                                                  \
+  double bench_issue_##cls##__avx2(int64_t iters, float c, float b, float *sink);                  \
+  double bench_issue_##cls##__avx512(int64_t iters, float c, float b, float *sink);
+ROOF_ISSUE_CLASSES(ROOFLINE_ISSUE_DECL_)
+#undef ROOFLINE_ISSUE_DECL_
 
 /* a[i] = b[i] + s * c[i] for i < n: 12 bytes per element (two loads, one store). n is a
    multiple of 64 and the arrays are 64-byte aligned. */

@@ -204,3 +204,35 @@ Test(roof_model, flags_row_above_105_percent) {
   cr_expect_float_eq(pct, 150, 1e-9);
   cr_expect(flags & ROOF_FLAG_MODEL_ERROR);
 }
+
+/* The issue bound: the larger of all instructions over the combined rate and each class's
+   instructions over its own rate, over the FMA and memory times where it is larger; a term whose
+   rate was not measured drops out. */
+Test(roof_model, issue_bound) {
+  roof_caches c = roof_choose_caches(k_sysfs, k_cpuid);
+  roof_figures f = {.peak = 100e9, .issue = 8e9, .n = 1};
+  f.cls[ROOF_CLASS_div] = 1e9, f.cls[ROOF_CLASS_shuffle] = 2e9;
+  f.footprint[0] = 16 * KIB, f.read[0] = 400e9, f.triad[0] = 400e9;
+  /* 1000 elements: 20 FLOPs (0.2 us), 3 instructions (0.375 us), 0.1 division (0.1 us) and
+     0.5 shuffle (0.25 us) each */
+  roof_work w = {.flops = 20e3, .read = 4e3, .written = 4e3, .insns = 3e3};
+  w.cls[ROOF_CLASS_div] = 100, w.cls[ROOF_CLASS_shuffle] = 500;
+  roof_verdict v = roof_judge(&f, &c, 1, &w);
+  cr_expect_float_eq(v.issue_s, 3e3 / 8e9, 1e-15);
+  cr_expect_float_eq(v.seconds, v.issue_s, 1e-15);
+  cr_expect_eq(v.issue_class, ROOF_N_CLASSES);
+  cr_expect_str_eq(roof_class_name(v.issue_class), "all");
+  w.cls[ROOF_CLASS_div] = 600; /* 0.6 us of divisions */
+  v = roof_judge(&f, &c, 1, &w);
+  cr_expect_float_eq(v.seconds, 600 / 1e9, 1e-15);
+  cr_expect_eq(v.issue_class, ROOF_CLASS_div);
+  cr_expect_str_eq(roof_class_name(v.issue_class), "div");
+  w.cls[ROOF_CLASS_shuffle] = 1600; /* 0.8 us of shuffles */
+  v = roof_judge(&f, &c, 1, &w);
+  cr_expect_float_eq(v.seconds, 1600 / 2e9, 1e-15);
+  cr_expect_eq(v.issue_class, ROOF_CLASS_shuffle);
+  f.issue = f.cls[ROOF_CLASS_div] = f.cls[ROOF_CLASS_shuffle] = 0; /* not measured: FMA bound */
+  v = roof_judge(&f, &c, 1, &w);
+  cr_expect_eq(v.issue_s, 0);
+  cr_expect_float_eq(v.seconds, 20e3 / 100e9, 1e-15);
+}

@@ -2,6 +2,7 @@
 """Instructions per element in the main loop of each SIMD kernel, from the compiled objects.
 
     docs/kernel_loops.py [--update docs/kernels.md] NEON_OBJ_DIR AVX2_OBJ_DIR
+    docs/kernel_loops.py --issued FILE|--check-issued FILE AVX2_OBJ_DIR AVX512_OBJ_DIR
 
 NEON_OBJ_DIR holds kernels_neon/*_neon.c.o (aarch64), AVX2_OBJ_DIR kernels_avx2/*_avx2.c.o
 (x86-64), e.g. build-arm64/kernels_neon/CMakeFiles/simdgrad_kernels_neon.dir and
@@ -17,6 +18,18 @@ registers); a loop without vector stores (a reduction) counts its vector loads t
 the GEMM tile counts FMA lanes. Loop control (compare, branch, index updates) is included in
 the instruction counts. Prints a Markdown table, or with --update replaces the text between
 the kernel-loops markers of the given file.
+
+--issued writes FILE (bench/kernel_issued.inc), the vector instructions per element that the
+main loop of each unary kernel (unary_<isa>.c.o) issues to the vector pipes, for AVX2 and
+AVX-512: every instruction with a vector register except loads, stores, broadcasts from memory
+and register-to-register moves (which x86 cores of this decade eliminate at rename); loop
+control runs on the integer pipes and is not counted either; in all and per class (CLASSES:
+FMA and multiply, addition, min/max, compare, blend, shuffle, shift, integer logic, conversion,
+rounding, scalef, division, square root). The bench divides each count by the rate it measures
+at start-up for that class, and the total by its combined rate (docs/bench.md, "The issue
+bound").
+--check-issued compares FILE with the objects instead and exits with 1 when they differ
+(ctest kernel_issued_current, gcc builds on x86-64).
 """
 import glob
 import os
@@ -113,17 +126,18 @@ class Arm:
 
 class X86:
     vn = 8
+    reg = "%ymm"
     branch = re.compile(r"^(j\w+|call|ret|jmp)\b")
     backward = re.compile(r"^j(?!mp)\w+\s+([0-9a-f]+) <")
     call = re.compile(r"^(?:call|jmp)\s+([0-9a-f]+) <([^+>]+)>")
 
-    @staticmethod
-    def is_vector(t):
-        return "%ymm" in t or "%xmm" in t
+    @classmethod
+    def is_vector(cls, t):
+        return "%ymm" in t or "%xmm" in t or "%zmm" in t
 
-    @staticmethod
-    def vec_mem(t):
-        if "%ymm" not in t or "(%rip)" in t:
+    @classmethod
+    def vec_mem(cls, t):
+        if cls.reg not in t or "(%rip)" in t:
             return None
         m = re.search(r"-?(?:0x[0-9a-f]+)?\((%\w+)?", t)
         if not m or "(" not in t:
@@ -170,6 +184,87 @@ class X86:
         if m:
             return m.group(2), m.group(1), 1
         return None
+
+
+class X86_512(X86):
+    vn = 16
+    reg = "%zmm"
+
+
+# Moves (register to register, eliminated at rename), loads and stores: no vector pipe.
+MOVES = re.compile(r"^(vmov(a|u)p[sd]|vmovdq[au]\d*|vmovntp[sd]|vmaskmovp[sd])$")
+# A broadcast from memory is a load; from a register, a shuffle.
+BROADCASTS = re.compile(r"^(vbroadcastss|vpbroadcastd)$")
+
+
+# The issue bound's instruction classes, in the order of bench/roof_model.h's
+# ROOF_ISSUE_CLASSES (the columns of bench/kernel_issued.inc); the bench measures each class's
+# rate with a probe of its own (bench_issue_<class>__<isa>). An instruction in no class counts in
+# the total only.
+CLASSES = [
+    ("fma", r"vf(n)?m(add|sub)\d{3}p[sd]|vmulp[sd]"),
+    ("fadd", r"v(add|sub)p[sd]"),
+    ("minmax", r"v(min|max|range)p[sd]"),
+    ("fcmp", r"vcmp\w*p[sd]"),
+    ("blend", r"v(blendv?p[sd]|blendmp[sd]|pblendvb|pblendm[bwdq]|pblendd)"),
+    ("shuffle", r"v(perm\w+|shufp[sd]|shuf[fi]\w+|pshuf[bd]|p?unpck\w+|insert[fi]\w+|"
+                r"extract[fi]\w+|p?broadcast\w+|compressp[sd]|expandp[sd]|p?alignr?\w*)"),
+    ("shift", r"vps(ll|rl|ra)v?[wdq]"),
+    ("logic", r"v(p?(and|andn|or|xor)\w*|pternlog[dq]|p(add|sub)[bwdq]|pcmp\w+|p(min|max)[su][bwdq])"),
+    ("cvt", r"vcvt\w+"),
+    ("round", r"v(round|rndscale)p[sd]"),
+    ("scalef", r"v(scalef|getexp|getmant)p[sd]"),
+    ("div", r"vdivp[sd]"),
+    ("sqrt", r"vsqrtp[sd]"),
+]
+CLASS_RES = [(name, re.compile(f"^({rx})$")) for name, rx in CLASSES]
+
+
+def issued(isa, block):
+    """The instructions of a loop that issue to the vector pipes (x86): the total and a count per
+    class (CLASSES)."""
+    n, per = 0, [0] * len(CLASSES)
+    for x in block:
+        op = x.split()[0]
+        if not isa.is_vector(x) or (BROADCASTS.match(op) and "(" in x):
+            continue
+        if MOVES.match(op):
+            # a move under a mask between registers is a blend (merging) or an and (zeroing):
+            # counted as a blend; any other move is eliminated or a load or store
+            if "{%k" not in x or "(" in x:
+                continue
+            op = "vblendmps"
+        n += 1
+        for k, (_, rx) in enumerate(CLASS_RES):
+            if rx.match(op):
+                per[k] += 1
+                break
+    return n, per
+
+
+def issued_table(avx2_dir, avx512_dir):
+    objdump = os.environ.get("X86_OBJDUMP", "objdump")
+    names = ", ".join(name for name, _ in CLASSES)
+    lines = ["/* Generated by docs/kernel_loops.py --issued from the gcc build's objects; do not edit.",
+             " * Vector instructions per element issued by the main loop of each unary kernel, in all",
+             " * and per class (docs/bench.md, \"The issue bound\"):",
+             f" * KERNEL_ISSUED(slot, isa, all, {names}). */"]
+    for isa_name, isa, d in (("avx2", X86, avx2_dir), ("avx512", X86_512, avx512_dir)):
+        funcs = disassemble(objdump, os.path.join(d, f"unary_{isa_name}.c.o"))
+        for name in sorted(funcs):
+            m = re.fullmatch(rf"sg_f32_(\w+)__{isa_name}", name)
+            if not m:
+                continue
+            block = main_loop(isa, funcs, name)
+            if not block or any(isa.call.match(x) for x in block):
+                continue
+            elements = stride_bytes(isa, block) // 4
+            if not elements:
+                continue
+            n, per = issued(isa, block)
+            cells = ", ".join(f"{c / elements:.6g}" for c in [n] + per)
+            lines.append(f'KERNEL_ISSUED("{m.group(1)}", "{isa_name}", {cells})')
+    return "\n".join(lines) + "\n"
 
 
 def loops(isa, body):
@@ -291,6 +386,16 @@ def table(neon_dir, avx2_dir):
 
 
 def main(argv):
+    if len(argv) == 5 and argv[1] in ("--issued", "--check-issued"):
+        text = issued_table(argv[3], argv[4])
+        if argv[1] == "--issued":
+            open(argv[2], "w").write(text)
+            return
+        old = open(argv[2]).read()
+        if old != text:
+            sys.exit(f"{argv[2]} is out of date with the objects: rerun docs/kernel_loops.py "
+                     f"--issued {argv[2]} {argv[3]} {argv[4]}\n--- now:\n{text}")
+        return
     update = None
     if len(argv) > 1 and argv[1] == "--update":
         update, argv = argv[2], [argv[0]] + argv[3:]

@@ -68,6 +68,7 @@ static inline vf vneg(vf a) { return _mm256_xor_ps(_mm256_set1_ps(-0.0f), a); }
 /* x86 max/min return the second operand when either is NaN: vmax(a, b) keeps b's NaN. */
 static inline vf vmax(vf a, vf b) { return _mm256_max_ps(a, b); }
 static inline vf vmin(vf a, vf b) { return _mm256_min_ps(a, b); }
+static inline vf vabs_min(vf a, float c) { return vmin(_mm256_set1_ps(c), vabs(a)); }
 static inline vf vfloor(vf a) {
   return _mm256_round_ps(a, _MM_FROUND_TO_NEG_INF | _MM_FROUND_NO_EXC);
 }

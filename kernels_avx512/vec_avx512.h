@@ -67,6 +67,9 @@ static inline vf vneg(vf a) {
 /* Like x86's scalar max/min: the second operand when either is NaN. */
 static inline vf vmax(vf a, vf b) { return _mm512_max_ps(a, b); }
 static inline vf vmin(vf a, vf b) { return _mm512_min_ps(a, b); }
+/* min(|a|, c), one VRANGEPS (imm 0b1010: the smaller magnitude, sign cleared) where vmin(vabs)
+   is two operations. A quiet NaN a gives c: VRANGEPS returns the other operand. */
+static inline vf vabs_min(vf a, float c) { return _mm512_range_ps(a, _mm512_set1_ps(c), 0x0a); }
 static inline vf vfloor(vf a) {
   return _mm512_roundscale_ps(a, _MM_FROUND_TO_NEG_INF | _MM_FROUND_NO_EXC);
 }

@@ -103,6 +103,7 @@ static inline vf vneg(vf a) { return vnegq_f32(a); }
    reductions, pooling) or feeds a NaN-propagating sum. */
 static inline vf vmax(vf a, vf b) { return vmaxq_f32(a, b); }
 static inline vf vmin(vf a, vf b) { return vminq_f32(a, b); }
+static inline vf vabs_min(vf a, float c) { return vminq_f32(vdupq_n_f32(c), vabsq_f32(a)); }
 static inline vf vfloor(vf a) { return vrndmq_f32(a); }
 static inline vf vceil(vf a) { return vrndpq_f32(a); }
 static inline vf vround_even(vf a) { return vrndnq_f32(a); }

@@ -308,7 +308,9 @@ const opinfo_unary opinfo_unary_table[] = {
      .conf = {.domain = {-100, 100}, .fwd = ULP(4), .bwd = {.ulp = 4, .tiny = 4}},
      .sweep = {-104, 1e6f},
      .bench_range = BENCH_ANY,
-     .flops = OPINFO_FLOPS(2 * OPINFO_TRANSC + 1, OPINFO_TRANSC + 3)},
+     /* SIMD: the forward calls SLEEF's log1pf (no count: judged by its own rate); the backward
+        is sigmoid's vexp_2p64_ and dy times it. */
+     .flops = OPINFO_FLOPS_SIMD(2 * OPINFO_TRANSC + 1, OPINFO_TRANSC + 3, 0, OPINFO_SIMD_EXP + 2)},
     /* The value tests: an absolute bound too, as x Phi(x) is tiny for x << 0, where the textbook
        1 + erf(x / sqrt 2) cancels (the scalar kernel uses erfc, accurate there, but the contract
        does not demand it); the derivative crosses 0 near x = -0.75. Conformance: scalar within

@@ -193,18 +193,12 @@ static uint32_t bits(float v) {
 /* Disagreements the fuzzers found that are not fixed yet: an element of slot whose values
    satisfy `when` is reported once per process ("[KNOWN]" on stderr) instead of failing. Each
    entry is one open issue; remove it with the fix. */
-static bool softplus_bwd_ulps(float got, float want) {
-  return isfinite(got) && isfinite(want) && opinfo_ulp_distance(got, want) <= 8;
-}
 static bool both_finite(float got, float want) { return isfinite(got) && isfinite(want); }
 static const struct {
   const char *slot;
   bool (*when)(float got, float want);
   const char *issue;
 } k_known[] = {
-    {"softplus_backward", softplus_bwd_ulps,
-     "the SIMD softplus_backward is up to 5 ULP from scalar where the contract says 4 (dy * "
-     "sigmoid(x), x near -7)"},
     {"pow_backward", both_finite,
      "pow_backward differs where pow(a, b - 1) is rounded among the denormals before dy b "
      "scales it: a few ULP of a tiny result, thousands once a huge dy scales it (the bound "
