@@ -231,10 +231,16 @@ int main(int argc, char **argv) {
   publish_context(suite, threads, n_threads);
   roofline_publish();
   int status = bench_main(argc, argv);
+  /* After JSON or CSV on stdout a line of prose would break the parse: it goes to stderr. */
+  FILE *note = has_arg(argc, argv, "--benchmark_format=json") ||
+                       has_arg(argc, argv, "--benchmark_format=csv")
+                   ? stderr
+                   : stdout;
   if (roofline_raised())
-    printf("%d roof figure(s) rose when measured again after a row beat them by more than 5%% "
-           "(the header shows the start-up figures; those rows carry roof_rechecked in the "
-           "JSON)\n",
-           roofline_raised());
+    fprintf(note,
+            "%d roof figure(s) rose when measured again after a row beat them by more than 5%% "
+            "(the header shows the start-up figures; those rows carry roof_rechecked in the "
+            "JSON)\n",
+            roofline_raised());
   return status;
 }
