@@ -193,6 +193,7 @@ void bench_report(bench_state *st, const bench_work *w) {
     /* 1: compute (the FMA peak), 2: the issue bound, 0: memory */
     bench_counter(st, "roof_bound", v.issue_s >= v.seconds ? 2 : v.compute_s >= v.memory_s ? 1 : 0);
     if (v.issue_s > 0) bench_counter(st, "roof_issue_s", v.issue_s);
+    if (v.pipes_s > 0) bench_counter(st, "roof_pipes_s", v.pipes_s);
   }
   if (best > 0) {
     bench_counter(st, "best_call_s", best);

@@ -121,8 +121,16 @@ const char *roof_class_name(int cls) {
 #define ROOF_CLASS_NAME_(c) #c,
       ROOF_ISSUE_CLASSES(ROOF_CLASS_NAME_)
 #undef ROOF_CLASS_NAME_
-          "all"};
-  return cls >= 0 && cls <= ROOF_N_CLASSES ? names[cls] : "?";
+          "all",
+      "fma pipes"};
+  return cls >= 0 && cls <= ROOF_FMA_PIPES ? names[cls] : "?";
+}
+
+double roof_pipe_cost(double fma_rate, double pair_rate, double ratio, double cls_rate) {
+  if (fma_rate <= 0 || pair_rate <= 0 || ratio <= 0) return 0;
+  if (cls_rate > 0 && pair_rate / ratio > ROOF_PAIR_SATURATED * cls_rate) return 0;
+  double cost = ratio * (fma_rate / pair_rate - 1.0);
+  return cost > ROOF_PAIR_NOISE ? cost : 0;
 }
 
 roof_verdict roof_judge(const roof_figures *f, const roof_caches *c, int threads,
@@ -142,6 +150,19 @@ roof_verdict roof_judge(const roof_figures *f, const roof_caches *c, int threads
   for (int k = 0; k < ROOF_N_CLASSES; k++)
     if (w->cls[k] > 0 && f->cls[k] > 0 && w->cls[k] / f->cls[k] > v.issue_s)
       v.issue_s = w->cls[k] / f->cls[k], v.issue_class = k;
+  /* The FMA pipes: the FMAs' slots and those the other classes take of them (a class on other
+     pipes costs 0). Only where some pair was measured: otherwise the fma class's term says it. */
+  double fma_rate = f->cls[ROOF_CLASS_fma], slots = w->cls[ROOF_CLASS_fma];
+  bool paired = false;
+  for (int k = 0; k < ROOF_N_CLASSES; k++)
+    if (k != ROOF_CLASS_fma && f->pair[k] > 0 && w->cls[k] > 0) {
+      slots += roof_pipe_cost(fma_rate, f->pair[k], f->pair_ratio[k], f->cls[k]) * w->cls[k];
+      paired = true;
+    }
+  if (paired && fma_rate > 0 && slots > 0) {
+    v.pipes_s = slots / fma_rate;
+    if (v.pipes_s > v.issue_s) v.issue_s = v.pipes_s, v.issue_class = ROOF_FMA_PIPES;
+  }
   double bytes = w->read + w->written;
   if (bytes > 0 && f->n > 0) {
     int lo, hi;

@@ -53,7 +53,7 @@ int roof_footprints(const roof_caches *c, int threads, bool quick, double max, d
 /* clang-format off */
 #define ROOF_ISSUE_CLASSES(X) \
   X(fma) X(fadd) X(minmax) X(fcmp) X(blend) X(shuffle) X(shift) X(logic) X(cvt) X(round) \
-  X(scalef) X(div) X(sqrt)
+  X(scalef) X(div) X(sqrt) X(ternlog)
 /* clang-format on */
 enum {
 #define ROOF_CLASS_ENUM_(c) ROOF_CLASS_##c,
@@ -61,8 +61,27 @@ enum {
 #undef ROOF_CLASS_ENUM_
       ROOF_N_CLASSES
 };
-/* "fma", "fadd", ...; "all" for ROOF_N_CLASSES (the total over the combined rate). */
+/* The issue bound's shared-pipe term (roof_verdict.issue_class): the FMA pipes' work, the FMAs
+   and what the other classes take of those pipes (roof_judge). */
+#define ROOF_FMA_PIPES (ROOF_N_CLASSES + 1)
+/* "fma", "fadd", ...; "all" for ROOF_N_CLASSES (the total over the combined rate), "fma pipes"
+   for ROOF_FMA_PIPES. */
 const char *roof_class_name(int cls);
+
+/* The FMA-pipe cost of one instruction of a class, in FMA slots (docs/bench.md, "Shared pipes"):
+   a pair probe issues `ratio` FMAs per instruction of the class, in independent chains, at
+   `pair_rate` FMAs per second; FMAs alone issue at `fma_rate`. Each round then takes
+   fma_rate / pair_rate times the FMAs' own time, and the excess, spread over the class's
+   instructions, is what each takes of the FMA pipes: ratio x (fma_rate / pair_rate - 1), 0 if
+   negative (noise; a class on other pipes) or if either rate is unknown. Also 0 where the pair
+   issued the class at more than ROOF_PAIR_SATURATED of its own rate `cls_rate` (0: unknown):
+   then the class's own pipes, not the FMA pipes, may have set the pace, and its cost is not
+   seen. */
+#define ROOF_PAIR_SATURATED 0.75
+/* A cost below this many slots is the pair's noise (a class on other pipes measures 0.000-0.003
+   on the Zen 4 VM, one that shares them 0.1 and up): 0. */
+#define ROOF_PAIR_NOISE 0.02
+double roof_pipe_cost(double fma_rate, double pair_rate, double ratio, double cls_rate);
 
 /* One ISA on one thread count: the FMA peak and, at each footprint, the read-only bandwidth and
    the triad's (2 reads, 1 write). bad[i]: point i measured inconsistently twice. */
@@ -73,6 +92,10 @@ typedef struct roof_figures {
      threads: `issue` of any vector instructions (the best mix of classes measured), cls[c] of
      class c's alone; 0 where not measured (the baseline ISA, a class the ISA lacks). */
   double issue, cls[ROOF_N_CLASSES];
+  /* The shared-pipe term's pair probes (docs/bench.md, "Shared pipes"): pair[c], FMAs per second
+     with class c's instructions beside them in the ratio pair_ratio[c] FMAs to one; 0 where not
+     measured (the FMA class itself, a class the ISA lacks, the baseline ISA). */
+  double pair[ROOF_N_CLASSES], pair_ratio[ROOF_N_CLASSES];
   int n;
   double footprint[ROOF_MAX_POINTS]; /* bytes, increasing */
   double read[ROOF_MAX_POINTS];      /* bytes/s */
@@ -135,19 +158,24 @@ typedef struct roof_verdict {
   double seconds;   /* the least time the model allows; 0 when it cannot say */
   double bandwidth; /* bytes/s at the row's footprint and mix */
   double compute_s; /* flops / peak */
-  double issue_s;   /* max(insns / issue, max over c of cls[c] / rate of c): the issue bound */
-  int issue_class;  /* the class whose time is issue_s; ROOF_N_CLASSES: the total */
+  /* The issue bound: the largest of insns / issue, cls[c] / rate of c over the classes, and the
+     FMA pipes' time (fma + sum over c of cost_c x cls[c]) / rate of fma */
+  double issue_s;
+  double pipes_s;   /* the last of those: the FMA pipes' time; 0 where not measured */
+  int issue_class;  /* the term that is issue_s: a class, ROOF_N_CLASSES (the total) or
+                       ROOF_FMA_PIPES */
   double memory_s;  /* read / read bandwidth + written x cost of a written byte */
   roof_level level; /* where the footprint lives (for the label) */
   unsigned flags;   /* ROOF_FLAG_INCONSISTENT when the bound used a bad figure */
 } roof_verdict;
 
 /* The bound of w with `threads` threads on f: max(flops / peak + kernel_s, issue time, memory
-   time), the issue time the larger of w->insns / f->issue and, over the classes c, w->cls[c] /
-   f->cls[c] (each term where both are known); the memory time from the curves at w's footprint and
-   w's share of reads rho: the read curve at rho = 1, the triad curve at rho = 2/3, linear in rho
-   between them; below 2/3 (more writes than a triad), where nothing was measured, the faster of the
-   two. */
+   time), the issue time the largest of w->insns / f->issue, over the classes c w->cls[c] /
+   f->cls[c] (each term where both are known), and the FMA pipes' time (w->cls[fma] + sum over c
+   of roof_pipe_cost(c) x w->cls[c]) / f->cls[fma]; the memory time from the curves at w's footprint
+   and w's share of reads rho: the read curve at rho = 1, the triad curve at rho = 2/3, linear in
+   rho between them; below 2/3 (more writes than a triad), where nothing was measured, the faster of
+   the two. */
 roof_verdict roof_judge(const roof_figures *f, const roof_caches *c, int threads,
                         const roof_work *w);
 

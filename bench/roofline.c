@@ -27,6 +27,9 @@ typedef struct isa_roof {
   double (*issue)(int64_t iters, float c, float b, float *sink);
   double (*mix)(int64_t iters, float c, float b, float *sink);
   double (*cls[ROOF_N_CLASSES])(int64_t iters, float c, float b, float *sink);
+  /* The shared-pipe term's pair probes and their ratios (roofline_isa.h); NULL for the baseline. */
+  double (*pair[ROOF_N_CLASSES])(int64_t iters, float c, float b, float *sink);
+  double (*pair_ratio)(int cls);
   void (*triad)(float *restrict a, const float *restrict b, const float *restrict c, size_t n,
                 float s);
   void (*triad_nt)(float *restrict a, const float *restrict b, const float *restrict c, size_t n,
@@ -47,11 +50,14 @@ typedef struct isa_roof {
 /* An ISA with the issue bound's loops too (roofline_isa.h). */
 #define ISA_CLASS_AVX2_(c) bench_issue_##c##__avx2,
 #define ISA_CLASS_AVX512_(c) bench_issue_##c##__avx512,
-#define ISA_ISSUE_(isa, be, suffix, CLASS)                                                         \
+#define ISA_PAIR_AVX2_(c) bench_pair_##c##__avx2,
+#define ISA_PAIR_AVX512_(c) bench_pair_##c##__avx512,
+#define ISA_ISSUE_(isa, be, suffix, CLASS, PAIR)                                                   \
   {                                                                                                \
     .name = isa, .backend = be, .fma = bench_fma_loop__##suffix,                                   \
     .issue = bench_issue_loop__##suffix, .mix = bench_issue_mix__##suffix,                         \
-    .cls = {ROOF_ISSUE_CLASSES(CLASS)}, .triad = bench_triad__##suffix,                            \
+    .cls = {ROOF_ISSUE_CLASSES(CLASS)}, .pair = {ROOF_ISSUE_CLASSES(PAIR)},                        \
+    .pair_ratio = bench_pair_ratio__##suffix, .triad = bench_triad__##suffix,                      \
     .triad_nt = bench_triad_nt__##suffix, .read = bench_read__##suffix,                            \
     .read1 = bench_read1__##suffix                                                                 \
   }
@@ -64,8 +70,8 @@ static isa_roof g_isas[] = {
     ISA_("base", NULL, base),
 #endif
 #ifdef SIMDGRAD_BENCH_X86_ISAS
-    ISA_ISSUE_("avx2", "avx2", avx2, ISA_CLASS_AVX2_),
-    ISA_ISSUE_("avx512", "avx512", avx512, ISA_CLASS_AVX512_),
+    ISA_ISSUE_("avx2", "avx2", avx2, ISA_CLASS_AVX2_, ISA_PAIR_AVX2_),
+    ISA_ISSUE_("avx512", "avx512", avx512, ISA_CLASS_AVX512_, ISA_PAIR_AVX512_),
 #endif
 };
 #define N_ISAS ((int)(sizeof g_isas / sizeof g_isas[0]))
@@ -175,6 +181,14 @@ static bool issue_rates(const isa_roof *isa, roof_figures *f, int threads, bool 
   for (int k = 0; k < ROOF_N_CLASSES + 2; k++) {
     if (r[k] > f->issue) f->issue = r[k], raised = true;
     if (k >= 2 && r[k] > f->cls[k - 2]) f->cls[k - 2] = r[k], raised = true;
+  }
+  /* The pairs (docs/bench.md, "Shared pipes"), the best of each kept as the rates are: a faster
+     pair is a smaller cost, so noise only lowers the bound. */
+  for (int k = 0; k < ROOF_N_CLASSES; k++) {
+    f->pair_ratio[k] = isa->pair_ratio(k);
+    if (f->pair_ratio[k] <= 0) continue;
+    double p = loop_rate(isa->pair[k], threads, quick);
+    if (p > f->pair[k]) f->pair[k] = p, raised = true;
   }
   return raised;
 }
@@ -548,6 +562,15 @@ void roofline_publish(void) {
           snprintf(key, sizeof key, "issue_ginsns_%s_%s_t%d", roof_class_name(cls), r->name,
                    g_threads[t]);
           add_context_f(key, "%.2f", f->cls[cls] / 1e9);
+        }
+        /* the FMA-pipe cost of each class, in FMA slots (the fma class's own: the check, ~1) */
+        for (int cls = 0; cls < ROOF_N_CLASSES; cls++) {
+          if (f->pair[cls] <= 0) continue;
+          snprintf(key, sizeof key, "issue_fma_cost_%s_%s_t%d", roof_class_name(cls), r->name,
+                   g_threads[t]);
+          add_context_f(key, "%.3f",
+                        roof_pipe_cost(f->cls[ROOF_CLASS_fma], f->pair[cls], f->pair_ratio[cls],
+                                       f->cls[cls]));
         }
       }
       for (int l = 0; l < ROOF_LEVELS; l++) {

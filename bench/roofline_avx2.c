@@ -107,6 +107,83 @@ double bench_issue_scalef__avx2(int64_t iters, float c, float b, float *sink) {
   return 0;
 }
 
+/* AVX2 has no vpternlogd: no rate */
+double bench_issue_ternlog__avx2(int64_t iters, float c, float b, float *sink) {
+  (void)iters, (void)c, (void)b;
+  *sink = 1;
+  return 0;
+}
+
+/* The pair probes (roofline_isa.h): PF_ FMA chains f0, f1, ... beside K chains a0, ... of one
+   class (its issue probe's instructions, per_round of them per chain and round), all kept in
+   registers as above: 8 + 2 chains and 4 constants of the 16 ymm registers; 12 + 1 for the
+   division and the square root (which use no v1 or idx), the FMA chains stepping R = 3 times a
+   round so that a round (36 FMAs, 18 cycles on Zen 4) outlasts a division's or a square root's
+   latency: with one step a round the pair measured the chain of divisions (a cost of 8). */
+/* clang-format off */
+#define EACH8_(S, A) S(A, 0) S(A, 1) S(A, 2) S(A, 3) S(A, 4) S(A, 5) S(A, 6) S(A, 7)
+#define EACH12_(S, A) EACH8_(S, A) S(A, 8) S(A, 9) S(A, 10) S(A, 11)
+#define EACH2_(S, A) S(A, 0) S(A, 1)
+#define EACH1_(S, A) S(A, 0)
+/* clang-format on */
+#define FDECL_(op, j) __m256 f##j = _mm256_set1_ps(b + (float)(j));
+#define FSTEP_(op, j)                                                                              \
+  f##j = _mm256_fmadd_ps(f##j, vc, vb);                                                            \
+  KEEP(f##j);
+#define FSUM_(op, j) s += _mm256_cvtss_f32(f##j);
+#define PAIR(cls, EACHF, F, R, EACHK, K, per_round, op)                                            \
+  static const double pair_ratio_##cls = (double)(F) * (R) / ((K) * (per_round));                  \
+  double bench_pair_##cls##__avx2(int64_t iters, float c, float b, float *sink) {                  \
+    __m256 vc = _mm256_set1_ps(c), vb = _mm256_set1_ps(b), v1 = _mm256_add_ps(vc, vb);             \
+    __m256i idx = _mm256_set1_epi32((int)c);                                                       \
+    (void)vc, (void)v1, (void)idx;                                                                 \
+    EACHF(FDECL_, op)                                                                              \
+    EACHK(DECL_, op)                                                                               \
+    for (int64_t i = 0; i < iters; i++) {                                                          \
+      for (int r = 0; r < (R); r++) {                                                              \
+        EACHF(FSTEP_, op)                                                                          \
+      }                                                                                            \
+      EACHK(STEP_, op)                                                                             \
+    }                                                                                              \
+    float s = 0;                                                                                   \
+    EACHF(FSUM_, op)                                                                               \
+    EACHK(SUM_, op)                                                                                \
+    *sink = s;                                                                                     \
+    return (double)(F) * (R) * (double)iters;                                                      \
+  }
+PAIR(fma, EACH8_, 8, 1, EACH2_, 2, 1, FMA_)
+PAIR(fadd, EACH8_, 8, 1, EACH2_, 2, 1, FADD_)
+PAIR(minmax, EACH8_, 8, 1, EACH2_, 2, 1, MINMAX_)
+PAIR(fcmp, EACH8_, 8, 1, EACH2_, 2, 1, FCMP_)
+PAIR(blend, EACH8_, 8, 1, EACH2_, 2, 1, BLEND_)
+PAIR(shuffle, EACH8_, 8, 1, EACH2_, 2, 1, SHUFFLE_)
+PAIR(shift, EACH8_, 8, 1, EACH2_, 2, 1, SHIFT_)
+PAIR(logic, EACH8_, 8, 1, EACH2_, 2, 1, LOGIC_)
+PAIR(cvt, EACH8_, 8, 1, EACH2_, 2, 2, CVT_)
+PAIR(round, EACH8_, 8, 1, EACH2_, 2, 1, ROUND_)
+PAIR(div, EACH12_, 12, 3, EACH1_, 1, 1, DIV_)
+PAIR(sqrt, EACH12_, 12, 3, EACH1_, 1, 1, SQRT_)
+/* no vscalefps, no vpternlogd: no pair */
+static const double pair_ratio_scalef = 0, pair_ratio_ternlog = 0;
+double bench_pair_scalef__avx2(int64_t iters, float c, float b, float *sink) {
+  return bench_issue_scalef__avx2(iters, c, b, sink);
+}
+double bench_pair_ternlog__avx2(int64_t iters, float c, float b, float *sink) {
+  return bench_issue_ternlog__avx2(iters, c, b, sink);
+}
+
+double bench_pair_ratio__avx2(int cls) {
+  switch (cls) {
+#define RATIO_CASE_(c)                                                                             \
+  case ROOF_CLASS_##c:                                                                             \
+    return pair_ratio_##c;
+    ROOF_ISSUE_CLASSES(RATIO_CASE_)
+#undef RATIO_CASE_
+  default:
+    return 0;
+  }
+}
+
 /* The combined rate's second mix: FMAs, additions and integer logic in independent chains
    (5, 4 and 3 of them). */
 #define MIX_(x, j)                                                                                 \

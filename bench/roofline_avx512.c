@@ -107,6 +107,75 @@ PROBE(blend, 1, BLEND_)
 PROBE(round, 1, ROUND_)
 PROBE(scalef, 1, SCALEF_)
 
+/* vpternlogd (the exclusive or of three): on Zen 4 it takes an FMA pipe, unlike vpxord */
+#define TERNLOG_(x, j) F_(_mm512_ternarylogic_epi32(I_(x), I_(vb), I_(vc), 0x96))
+PROBE(ternlog, 1, TERNLOG_)
+
+/* The pair probes (roofline_isa.h): PF_ FMA chains f0, f1, ... beside K chains a0, ... of one
+   class (its issue probe's instructions, per_round of them per chain and round), all kept in
+   registers as above: 16 + 4 chains and 4 constants of the 32 zmm registers. The FMA chains
+   step R times a round: twice beside the one chain of divisions or square roots, so that a
+   round (32 FMAs) outlasts their latency and the pair measures pipes, not a chain. */
+#define PF_ 16
+/* clang-format off */
+#define EACHF_(S, A) \
+  S(A, 0) S(A, 1) S(A, 2) S(A, 3) S(A, 4) S(A, 5) S(A, 6) S(A, 7) \
+  S(A, 8) S(A, 9) S(A, 10) S(A, 11) S(A, 12) S(A, 13) S(A, 14) S(A, 15)
+#define EACH4_(S, A) S(A, 0) S(A, 1) S(A, 2) S(A, 3)
+#define EACH1_(S, A) S(A, 0)
+/* clang-format on */
+#define FDECL_(op, j) __m512 f##j = _mm512_set1_ps(b + (float)(j));
+#define FSTEP_(op, j)                                                                              \
+  f##j = _mm512_fmadd_ps(f##j, vc, vb);                                                            \
+  KEEP(f##j);
+#define FSUM_(op, j) s += _mm512_cvtss_f32(f##j);
+#define PAIR(cls, R, EACHK, K, per_round, op)                                                      \
+  static const double pair_ratio_##cls = (double)PF_ * (R) / ((K) * (per_round));                  \
+  double bench_pair_##cls##__avx512(int64_t iters, float c, float b, float *sink) {                \
+    __m512 vc = _mm512_set1_ps(c), vb = _mm512_set1_ps(b), v1 = _mm512_add_ps(vc, vb);             \
+    __m512i idx = _mm512_set1_epi32((int)c);                                                       \
+    (void)vc, (void)v1, (void)idx;                                                                 \
+    EACHF_(FDECL_, op)                                                                             \
+    EACHK(DECL_, op)                                                                               \
+    for (int64_t i = 0; i < iters; i++) {                                                          \
+      for (int r = 0; r < (R); r++) {                                                              \
+        EACHF_(FSTEP_, op)                                                                         \
+      }                                                                                            \
+      EACHK(STEP_, op)                                                                             \
+    }                                                                                              \
+    float s = 0;                                                                                   \
+    EACHF_(FSUM_, op)                                                                              \
+    EACHK(SUM_, op)                                                                                \
+    *sink = s;                                                                                     \
+    return (double)PF_ * (R) * (double)iters;                                                      \
+  }
+PAIR(fma, 1, EACH4_, 4, 1, FMA_)
+PAIR(fadd, 1, EACH4_, 4, 1, FADD_)
+PAIR(minmax, 1, EACH4_, 4, 1, MINMAX_)
+PAIR(fcmp, 1, EACH4_, 4, 1, FCMP_)
+PAIR(blend, 1, EACH4_, 4, 1, BLEND_)
+PAIR(shuffle, 1, EACH4_, 4, 1, SHUFFLE_)
+PAIR(shift, 1, EACH4_, 4, 1, SHIFT_)
+PAIR(logic, 1, EACH4_, 4, 1, LOGIC_)
+PAIR(cvt, 1, EACH4_, 4, 2, CVT_)
+PAIR(round, 1, EACH4_, 4, 1, ROUND_)
+PAIR(scalef, 1, EACH4_, 4, 1, SCALEF_)
+PAIR(div, 2, EACH1_, 1, 1, DIV_)
+PAIR(sqrt, 2, EACH1_, 1, 1, SQRT_)
+PAIR(ternlog, 1, EACH4_, 4, 1, TERNLOG_)
+
+double bench_pair_ratio__avx512(int cls) {
+  switch (cls) {
+#define RATIO_CASE_(c)                                                                             \
+  case ROOF_CLASS_##c:                                                                             \
+    return pair_ratio_##c;
+    ROOF_ISSUE_CLASSES(RATIO_CASE_)
+#undef RATIO_CASE_
+  default:
+    return 0;
+  }
+}
+
 /* The combined rate's second mix: FMAs, additions and integer logic in independent chains
    (10, 8 and 6 of them). */
 #define MIX_(x, j)                                                                                 \

@@ -38,6 +38,21 @@ double bench_issue_mix__avx512(int64_t iters, float c, float b, float *sink);
 ROOF_ISSUE_CLASSES(ROOFLINE_ISSUE_DECL_)
 #undef ROOFLINE_ISSUE_DECL_
 
+/* The shared-pipe term's pair probes (docs/bench.md, "Shared pipes"): bench_pair_<class>__<isa>
+   runs iters rounds of independent FMA chains beside independent chains of the class's
+   instructions (the same instructions as its issue probe), bench_pair_ratio__<isa>(class) FMAs
+   to one of the class's (few enough of the class that its own pipes stay below their rate on
+   Zen 4: 4 FMAs to one, 12 or 16 to one division or square root); returns the FMAs issued. The
+   fma class's own pair (FMAs beside FMAs) checks the method: its cost should read 1. A class the
+   ISA lacks returns 0. */
+double bench_pair_ratio__avx2(int cls);
+double bench_pair_ratio__avx512(int cls);
+#define ROOFLINE_PAIR_DECL_(cls)                                                                   \
+  double bench_pair_##cls##__avx2(int64_t iters, float c, float b, float *sink);                   \
+  double bench_pair_##cls##__avx512(int64_t iters, float c, float b, float *sink);
+ROOF_ISSUE_CLASSES(ROOFLINE_PAIR_DECL_)
+#undef ROOFLINE_PAIR_DECL_
+
 /* a[i] = b[i] + s * c[i] for i < n: 12 bytes per element (two loads, one store). n is a
    multiple of 64 and the arrays are 64-byte aligned. */
 void bench_triad__base(float *restrict a, const float *restrict b, const float *restrict c,

@@ -236,3 +236,62 @@ Test(roof_model, issue_bound) {
   cr_expect_eq(v.issue_s, 0);
   cr_expect_float_eq(v.seconds, 20e3 / 100e9, 1e-15);
 }
+
+/* A class's FMA-pipe cost from its pair probe: the excess of the pair's time over its FMAs'
+   own, per instruction of the class; 0 for a faster pair (noise), an unknown rate, or a pair
+   that ran the class near its own rate (its pipes, not the FMA pipes, may have set the pace). */
+Test(roof_model, pipe_cost) {
+  /* 16 FMAs to one division at 1 FMA per ns alone; the pair's 16 FMAs take 18 ns: 2 slots */
+  cr_expect_float_eq(roof_pipe_cost(1e9, 16.0 / 18.0 * 1e9, 16, 0.2e9), 2.0, 1e-12);
+  /* 4 FMAs to one addition, no slower than FMAs alone: 0, and not negative when faster */
+  cr_expect_float_eq(roof_pipe_cost(1e9, 1e9, 4, 1e9), 0, 1e-12);
+  cr_expect_float_eq(roof_pipe_cost(1e9, 1.01e9, 4, 1e9), 0, 1e-12);
+  cr_expect_float_eq(roof_pipe_cost(1e9, 0.999e9, 4, 1e9), 0, 1e-12); /* 0.004: noise */
+  /* an FMA beside FMAs: 4 to 1 take 5/4 of the time, one slot each */
+  cr_expect_float_eq(roof_pipe_cost(1e9, 0.8e9, 4, 1e9), 1.0, 1e-12);
+  cr_expect_eq(roof_pipe_cost(0, 1e9, 4, 1e9), 0);
+  cr_expect_eq(roof_pipe_cost(1e9, 0, 4, 1e9), 0);
+  cr_expect_eq(roof_pipe_cost(1e9, 0.5e9, 0, 1e9), 0);
+  /* the pair issued the class at 0.5e9 / 4 = 0.125e9 per s, its own rate 0.15e9: saturated */
+  cr_expect_eq(roof_pipe_cost(1e9, 0.5e9, 4, 0.15e9), 0);
+  cr_expect_float_eq(roof_pipe_cost(1e9, 0.5e9, 4, 0), 4.0, 1e-12); /* own rate unknown */
+}
+
+/* The FMA pipes' term: the FMAs and the slots the other classes take of those pipes, over the
+   FMA class's rate, beside the per-class and total terms, the largest binding ("fma pipes"). */
+Test(roof_model, fma_pipes) {
+  roof_caches c = roof_choose_caches(k_sysfs, k_cpuid);
+  roof_figures f = {.peak = 100e9, .issue = 8e9, .n = 1};
+  f.footprint[0] = 16 * KIB, f.read[0] = 400e9, f.triad[0] = 400e9;
+  f.cls[ROOF_CLASS_fma] = 1e9, f.cls[ROOF_CLASS_div] = 0.2e9, f.cls[ROOF_CLASS_fadd] = 1e9;
+  f.cls[ROOF_CLASS_ternlog] = 1e9;
+  /* a division: 2 slots (16 FMAs to 1 in 18 FMAs' time); a vpternlogd: 1 (4 to 1 in 5);
+     an addition: none (4 to 1 in 4) */
+  f.pair[ROOF_CLASS_div] = 16.0 / 18.0 * 1e9, f.pair_ratio[ROOF_CLASS_div] = 16;
+  f.pair[ROOF_CLASS_ternlog] = 0.8e9, f.pair_ratio[ROOF_CLASS_ternlog] = 4;
+  f.pair[ROOF_CLASS_fadd] = 1e9, f.pair_ratio[ROOF_CLASS_fadd] = 4;
+  /* 1000 elements: 0.5 FMA, 0.0625 division, 0.0625 vpternlogd, 0.25 addition each: the FMA
+     class alone 0.5 us, the divisions 0.3125 us, the FMA pipes 500 + 125 + 62.5 slots */
+  roof_work w = {.flops = 1e3, .read = 4e3, .written = 4e3, .insns = 1e3};
+  w.cls[ROOF_CLASS_fma] = 500, w.cls[ROOF_CLASS_div] = 62.5, w.cls[ROOF_CLASS_ternlog] = 62.5;
+  w.cls[ROOF_CLASS_fadd] = 250;
+  roof_verdict v = roof_judge(&f, &c, 1, &w);
+  cr_expect_float_eq(v.pipes_s, 687.5e-9, 1e-15);
+  cr_expect_float_eq(v.issue_s, v.pipes_s, 1e-15);
+  cr_expect_float_eq(v.seconds, v.pipes_s, 1e-15);
+  cr_expect_eq(v.issue_class, ROOF_FMA_PIPES);
+  cr_expect_str_eq(roof_class_name(v.issue_class), "fma pipes");
+  /* many divisions: their own pipe binds, not the FMA pipes (2 slots each on them) */
+  w.cls[ROOF_CLASS_div] = 500;
+  v = roof_judge(&f, &c, 1, &w);
+  cr_expect_float_eq(v.pipes_s, (500 + 1000 + 62.5) * 1e-9, 1e-15);
+  cr_expect_float_eq(v.issue_s, 500 / 0.2e9, 1e-15);
+  cr_expect_eq(v.issue_class, ROOF_CLASS_div);
+  /* no pair measured (the baseline ISA, or a kernel of classes without one): no pipe term, the
+     FMA class's own term stays */
+  w.cls[ROOF_CLASS_div] = w.cls[ROOF_CLASS_ternlog] = w.cls[ROOF_CLASS_fadd] = 0;
+  v = roof_judge(&f, &c, 1, &w);
+  cr_expect_eq(v.pipes_s, 0);
+  cr_expect_float_eq(v.issue_s, 500e-9, 1e-15);
+  cr_expect_eq(v.issue_class, ROOF_CLASS_fma);
+}

@@ -210,12 +210,14 @@ CLASSES = [
     ("shuffle", r"v(perm\w+|shufp[sd]|shuf[fi]\w+|pshuf[bd]|p?unpck\w+|insert[fi]\w+|"
                 r"extract[fi]\w+|p?broadcast\w+|compressp[sd]|expandp[sd]|p?alignr?\w*)"),
     ("shift", r"vps(ll|rl|ra)v?[wdq]"),
-    ("logic", r"v(p?(and|andn|or|xor)\w*|pternlog[dq]|p(add|sub)[bwdq]|pcmp\w+|p(min|max)[su][bwdq])"),
+    ("logic", r"v(p?(and|andn|or|xor)\w*|p(add|sub)[bwdq]|pcmp\w+|p(min|max)[su][bwdq])"),
     ("cvt", r"vcvt\w+"),
     ("round", r"v(round|rndscale)p[sd]"),
     ("scalef", r"v(scalef|getexp|getmant)p[sd]"),
     ("div", r"vdivp[sd]"),
     ("sqrt", r"vsqrtp[sd]"),
+    # apart from logic: on Zen 4 a vpternlogd takes an FMA pipe's slot, vandps and the rest do not
+    ("ternlog", r"vpternlog[dq]"),
 ]
 CLASS_RES = [(name, re.compile(f"^({rx})$")) for name, rx in CLASSES]
 
