@@ -62,6 +62,16 @@ static inline vf vlookup16(const float *t, vbits_t idx) {
   vf hi = _mm256_permutevar8x32_ps(_mm256_load_ps(t + 8), idx);
   return _mm256_blendv_ps(lo, hi, _mm256_castsi256_ps(_mm256_slli_epi32(idx, 28)));
 }
+/* t[idx & 7] in each lane, t 32-byte aligned: one vpermps, which reads only bits 0..2. */
+static inline vf vlookup8(const float *t, vbits_t idx) {
+  return _mm256_permutevar8x32_ps(_mm256_load_ps(t), idx);
+}
+/* What simd_math.inc should prefer here (kernels_simd/vocabulary.md, "capabilities"): vlookup16
+   is 2 vpermps and a blend, so 8-entry tables with a polynomial one degree higher; vldexp is 9
+   integer and float operations, so 2^n built from a float's bits where the result cannot be
+   denormal. */
+#define SG_VEC_PREFER_LOOKUP8 1
+#define SG_VEC_PREFER_BIT_SCALING 1
 static inline vf vsqrt(vf a) { return _mm256_sqrt_ps(a); }
 static inline vf vabs(vf a) { return _mm256_andnot_ps(_mm256_set1_ps(-0.0f), a); }
 static inline vf vneg(vf a) { return _mm256_xor_ps(_mm256_set1_ps(-0.0f), a); }

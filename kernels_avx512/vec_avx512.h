@@ -58,6 +58,15 @@ static inline vbits_t vbits_and(vbits_t a, uint32_t m) {
 static inline vf vlookup16(const float *t, vbits_t idx) {
   return _mm512_permutexvar_ps(idx, _mm512_load_ps(t));
 }
+/* t[idx & 7] in each lane, t 32-byte aligned: the 8 entries in both halves, so that vpermps's
+   4-bit index picks t[idx & 7]. */
+static inline vf vlookup8(const float *t, vbits_t idx) {
+  return _mm512_permutexvar_ps(idx, _mm512_broadcast_f32x8(_mm256_load_ps(t)));
+}
+/* vlookup16 is one vpermps and vldexp one vscalefps: simd_math.inc keeps its 16-entry tables
+   and vldexp (kernels_simd/vocabulary.md, "capabilities"). */
+#define SG_VEC_PREFER_LOOKUP8 0
+#define SG_VEC_PREFER_BIT_SCALING 0
 static inline vf vsqrt(vf a) { return _mm512_sqrt_ps(a); }
 static inline vf vabs(vf a) { return _mm512_abs_ps(a); }
 static inline vf vneg(vf a) {

@@ -94,6 +94,18 @@ static inline vf vlookup16(const float *t, vbits_t idx) {
   at = vaddq_u32(at, vdupq_n_u32(0x03020100u));
   return vreinterpretq_f32_u8(vqtbl4q_u8(tab, vreinterpretq_u8_u32(at)));
 }
+/* t[idx & 7] in each lane: TBL over the table's 32 bytes, as vlookup16. */
+static inline vf vlookup8(const float *t, vbits_t idx) {
+  uint8x16x2_t tab = vld1q_u8_x2((const uint8_t *)t);
+  uint32x4_t at = vmulq_n_u32(vandq_u32(idx, vdupq_n_u32(7)), 0x04040404u);
+  at = vaddq_u32(at, vdupq_n_u32(0x03020100u));
+  return vreinterpretq_f32_u8(vqtbl2q_u8(tab, vreinterpretq_u8_u32(at)));
+}
+/* Not measured on NEON (no hardware here): simd_math.inc keeps the forms it had, 16-entry tables
+   and vldexp, although both are several instructions here too (kernels_simd/vocabulary.md,
+   "capabilities"). */
+#define SG_VEC_PREFER_LOOKUP8 0
+#define SG_VEC_PREFER_BIT_SCALING 0
 static inline vf vsqrt(vf a) { return vsqrtq_f32(a); }
 static inline vf vabs(vf a) { return vabsq_f32(a); }
 static inline vf vneg(vf a) { return vnegq_f32(a); }
