@@ -122,10 +122,10 @@ static void step_range(int64_t lo, int64_t hi, void *arg) {
   }
 }
 
-/* Whether two float tensors' elements share any bytes (empty ones share none). */
+/* Whether two float tensors are one or share any bytes of their elements. */
 static bool share_memory(const sg_tensor *a, const sg_tensor *b) {
   const float *pa = sg__f32(a), *pb = sg__f32(b);
-  return a->numel > 0 && b->numel > 0 && pa < pb + b->numel && pb < pa + a->numel;
+  return a == b || (a->numel > 0 && b->numel > 0 && pa < pb + b->numel && pb < pa + a->numel);
 }
 
 sg_status sg_optimizer_step(sg_optimizer *opt, sg_tensor *const *vars, sg_tensor *const *grads,

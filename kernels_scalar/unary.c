@@ -299,8 +299,11 @@ void sg_f32_softplus_backward__scalar(const float *dy, const float *x, const flo
      e^-|x|, which never overflows, as sg_f32_sigmoid__scalar. */
   (void)y;
   for (size_t i = 0; i < n; i++) {
-    const double v = x[i], e = exp(-fabs(v)), r = 1.0 / (1.0 + e);
-    dx[i] = (float)((double)dy[i] * (v >= 0.0 ? r : e * r));
+    const double v = x[i], e = exp(-fabs(v)), r = 1.0 / (1.0 + e), s = v >= 0.0 ? r : e * r;
+    /* Where sigmoid(x) rounds to 0 in float (x < -103.97), the derivative is that 0, as in the
+       float kernels: dy times it is dy * 0 (NaN for an infinite dy, tests/fuzz), not dy times a
+       double below every float. */
+    dx[i] = (float)s == 0.0f ? dy[i] * 0.0f : (float)((double)dy[i] * s);
   }
 }
 
