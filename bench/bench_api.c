@@ -1,6 +1,8 @@
 /* Whole ops through the public API, on each backend (sg_use_backend) and thread count
  * (sg_set_threads): "tape.<op>" is the op's forward and backward, sg_tape_begin, the op,
- * sg_tape_end back-propagating ones to every float input; "api.<op>" is the forward alone, for
+ * sg_tape_end back-propagating ones to every float input; "tape_dy.<op>" (unary ops, from 2^20
+ * elements) the same with a given dy, as a training step passes one, and beside it the op's two
+ * kernels alone (tape_over_kernels); "api.<op>" is the forward alone, for
  * ops without a gradient (comparisons, argmax, one_hot, cast), and "api.sgd_step" (momentum,
  * adam) one sg_optimizer_step on a variable. Convolution, pooling, batch norm and dropout run on
  * NHWC images of 16 channels (image_of). Allocation, checks, the tape and
@@ -8,10 +10,12 @@
  * for the engine's share. The unary, binary, comparison and reduction entries come from
  * backend.h's op lists, so a new listed op (with its sg_<name> function) is benchmarked here
  * too. */
+#define _POSIX_C_SOURCE 200809L /* clock_gettime */
 #include <simdgrad/simdgrad.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "bench.h"
 #include "roofline.h"
@@ -169,6 +173,7 @@ typedef struct api_case {
   const sg_backend *be;
   int64_t n; /* elements, or N for L_MAT */
   int threads;
+  bool given_dy; /* a "tape_dy." row: sg_tape_end gets dy (unary ops only) */
 } api_case;
 
 static sg_tensor *f32(int buf, const int64_t *shape, int rank, float lo, float hi) {
@@ -309,8 +314,9 @@ static roof_work api_traffic(const api_case *c) {
        (engine/tape.c, Note [the seed]): no seed is written and dy is not read. */
     f = (roof_work){.read = 4 * n, .written = 4 * n};
     if (strcmp(op->name, "dropout") != 0) seed = 0;
-    if (is_unary(op->name, &saved)) /* the saved x or y (some save none); dx */
-      b = (roof_work){.read = strcmp(saved, "NONE") == 0 ? 0 : 4 * n, .written = 4 * n};
+    if (is_unary(op->name, &saved)) /* the saved x or y (some save none), a given dy; dx */
+      b = (roof_work){.read = (strcmp(saved, "NONE") == 0 ? 0 : 4 * n) + (c->given_dy ? 4 * n : 0),
+                      .written = 4 * n};
     else if (op->bwd_slot) /* leaky_relu, clip: x; dropout: dy and the hashed mask */
       b = (roof_work){.read = 4 * n, .written = 4 * n};
     else /* a step op's gradient is zeros */
@@ -400,6 +406,88 @@ static roof_work api_traffic(const api_case *c) {
   return roof_tape_work(&f, &b, seed, grad_is_view(op->name));
 }
 
+/* ---- tape_dy rows: the tape against the op's two kernels --------------------------------- */
+
+/* A unary op's two kernels on one backend, with the buffers they run over. */
+typedef struct kernel_pair {
+  sg_unary_kernel fwd;
+  sg_unary_backward_kernel bwd;
+  const float *x, *dy;
+  float *y, *dx;
+} kernel_pair;
+
+static bool kernel_pair_of(const sg_backend *be, const char *op, kernel_pair *k) {
+#define PAIR_OF_(name, saved, doc)                                                                 \
+  if (strcmp(op, #name) == 0) {                                                                    \
+    k->fwd = be->name, k->bwd = be->name##_backward;                                               \
+    return k->fwd && k->bwd;                                                                       \
+  }
+  SG_FOR_EACH_UNARY_OP(PAIR_OF_)
+#undef PAIR_OF_
+  return false;
+}
+
+static void pair_forward(int64_t lo, int64_t hi, void *ctx) {
+  const kernel_pair *k = ctx;
+  k->fwd(k->x + lo, k->y + lo, (size_t)(hi - lo));
+}
+static void pair_backward(int64_t lo, int64_t hi, void *ctx) {
+  const kernel_pair *k = ctx;
+  k->bwd(k->dy + lo, k->x + lo, k->y + lo, k->dx + lo, (size_t)(hi - lo));
+}
+
+static double seconds_now(void) {
+  struct timespec t;
+  clock_gettime(CLOCK_MONOTONIC, &t);
+  return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
+}
+
+/* One taped call (forward, sg_tape_end with dy, disposal) in seconds; < 0 when it failed. */
+static double time_taped(const api_case *c, sg_tensor *const *in, sg_tensor *dy) {
+  double t0 = seconds_now();
+  sg_tape_begin();
+  sg_tensor *out = c->op->call(in), *grad = NULL;
+  sg_status s = sg_tape_end(out, dy, in, 1, &grad);
+  sg_dispose(out);
+  sg_dispose(grad);
+  double t = seconds_now() - t0;
+  return s == SG_OK ? t : -1;
+}
+
+/* The two kernels alone, split as the engine splits them, in seconds. */
+static double time_kernels(const api_case *c, kernel_pair *k) {
+  double t0 = seconds_now();
+  bench_parallel_for(c->n, BENCH_GRAIN, c->threads, pair_forward, k);
+  bench_parallel_for(c->n, BENCH_GRAIN, c->threads, pair_backward, k);
+  bench_clobber_memory();
+  return seconds_now() - t0;
+}
+
+/* The taped op's best time over its two kernels' best: the tape's own share (allocation, page
+   faults, bookkeeping), meant to stay within 5% from 2^20 elements up. Timed in turn after the
+   row's own loop, 16 rounds, so that a drift in clock or bandwidth hits both alike, and in
+   alternating order: whichever of the two runs second finds x and dy fresh in the cache and
+   gained up to 30% at 2^20 when the order was fixed. The kernels get preallocated outputs; the
+   taped op gets what the engine gives it. 0 when the backend lacks a kernel or a call failed. */
+static double tape_over_kernels(const api_case *c, sg_tensor *const *in, sg_tensor *dy) {
+  kernel_pair k;
+  if (!kernel_pair_of(c->be, c->op->name, &k)) return 0;
+  size_t n = (size_t)c->n;
+  float *y = bench_alloc(4 * n), *dx = bench_alloc(4 * n);
+  k.x = sg_data_f32(in[0]), k.dy = sg_data_f32(dy), k.y = y, k.dx = dx;
+  double best_tape = 1e30, best_kernels = 1e30;
+  for (int round = 0; round < 16 && best_tape > 0; round++) {
+    double kernels = round & 1 ? time_kernels(c, &k) : 0, taped = time_taped(c, in, dy);
+    if (!(round & 1)) kernels = time_kernels(c, &k);
+    if (taped < 0) best_tape = 0;
+    if (taped < best_tape) best_tape = taped;
+    if (kernels < best_kernels) best_kernels = kernels;
+  }
+  free(y);
+  free(dx);
+  return best_tape > 0 ? best_tape / best_kernels : 0;
+}
+
 static void run_api(bench_state *st, void *arg) {
   const api_case *c = arg;
   const api_op *op = c->op;
@@ -418,6 +506,11 @@ static void run_api(bench_state *st, void *arg) {
   }
   for (int i = 0; i < n_in; i++)
     if (op->grads >> i & 1u) xs[nx++] = in[i];
+  sg_tensor *dy = NULL;
+  if (c->given_dy) {
+    int64_t shape[1] = {c->n};
+    dy = f32(1, shape, 1, -1, 1);
+  }
   const char *error = NULL;
   while (bench_keep_running(st)) {
     if (opt) {
@@ -428,7 +521,7 @@ static void run_api(bench_state *st, void *arg) {
     } else if (nx > 0) {
       sg_tape_begin();
       sg_tensor *y = op->call(in);
-      sg_status s = sg_tape_end(y, NULL, xs, nx, grads);
+      sg_status s = sg_tape_end(y, dy, xs, nx, grads);
       sg_dispose(y);
       if (s != SG_OK) {
         error = sg_last_error();
@@ -444,6 +537,7 @@ static void run_api(bench_state *st, void *arg) {
       sg_dispose(y);
     }
   }
+  double tape_ratio = !error && c->given_dy ? tape_over_kernels(c, in, dy) : 0;
   if (error) bench_skip_with_error(st, error);
   sg_clear_error();
   sg_optimizer_free(opt);
@@ -484,7 +578,40 @@ static void run_api(bench_state *st, void *arg) {
                           : opt     ? "one optimizer step"
                                     : "forward"};
   for (int k = 0; k < ROOF_N_CLASSES; k++) w.cls[k] = cls[k];
+  char label[96];
+  if (tape_ratio > 0) {
+    snprintf(label, sizeof label,
+             "forward + backward through the tape, dy given: %.3fx its kernels", tape_ratio);
+    w.desc = label;
+    bench_counter(st, "tape_over_kernels", tape_ratio);
+  }
   bench_report(st, &w);
+}
+
+/* The "tape_dy." rows: every unary op from 2^20 elements, where the tape must cost its kernels
+   plus at most 5%, on every thread count (all sizes are above the engine's grain). */
+static void register_given_dy(int nb, const sg_backend *const *backends, int nt,
+                              const int *threads) {
+  static const int64_t sizes[] = {1 << 20, 1 << 22, 1 << 24};
+  const char *saved;
+  for (size_t o = 0; o < N_OPS; o++) {
+    const api_op *op = &k_ops[o];
+    if (!is_unary(op->name, &saved)) continue;
+    char name[64];
+    snprintf(name, sizeof name, "tape_dy.%s", op->name);
+    for (size_t s = 0; s < sizeof sizes / sizeof sizes[0]; s++) {
+      char shape[32];
+      snprintf(shape, sizeof shape, "%lld", (long long)sizes[s]);
+      for (int t = 0; t < nt; t++)
+        for (int b = 0; b < nb; b++) {
+          api_case *c = malloc(sizeof *c);
+          if (!c) abort();
+          *c = (api_case){op, backends[b], sizes[s], threads[t], true};
+          bench_add(name, backends[b]->name, shape, threads[t], bench_in_default(name, sizes[s]),
+                    run_api, c);
+        }
+    }
+  }
 }
 
 void bench_register_api(void) {
@@ -520,11 +647,12 @@ void bench_register_api(void) {
         for (int b = 0; b < nb; b++) {
           api_case *c = malloc(sizeof *c);
           if (!c) abort();
-          *c = (api_case){op, backends[b], n, threads[t]};
+          *c = (api_case){op, backends[b], n, threads[t], false};
           bench_add(name, backends[b]->name, shape, threads[t], bench_in_default(name, n), run_api,
                     c);
         }
       }
     }
   }
+  register_given_dy(nb, backends, nt, threads);
 }

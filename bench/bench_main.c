@@ -61,6 +61,8 @@ static const default_entry k_default[] = {
     {"tape.matmul", {512}},
     {"tape.transpose", {LARGE}},
     {"tape.conv2d", {1 << 18}},
+    {"tape_dy.relu", {1 << 20}},
+    {"tape_dy.sigmoid", {1 << 20}},
     {"api.adam_step", {LARGE}},
     {"train.mlp", {0}},
     {"train.mlp.profiled", {0}},
