@@ -154,6 +154,8 @@ static inline vf vcopysign(vf mag, vf sgn) {
   vf sign = _mm512_set1_ps(-0.0f);
   return _mm512_or_ps(_mm512_andnot_ps(sign, mag), _mm512_and_ps(sign, sgn));
 }
+/* vcopysign for a mag whose sign bit is clear; one vpternlogd either way. */
+static inline vf vcopysign_pos(vf mag, vf sgn) { return vcopysign(mag, sgn); }
 
 /* 32-bit integer lanes for counter-based hashing (simd_dropout.inc). */
 static inline vbits_t vbits_set1(uint32_t x) { return _mm512_set1_epi32((int)x); }

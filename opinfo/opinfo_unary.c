@@ -293,9 +293,9 @@ const opinfo_unary opinfo_unary_table[] = {
      .conf = {.domain = {-20, 20}, .fwd = ULP(3), .bwd = EXACT},
      .sweep = {-20, 20},
      .bench_range = BENCH_ANY,
-     /* SIMD: vtanh's 9 FMAs and multiplies (y, u, 6 in the polynomial, em); backward
-        dy (1 - y)(1 + y). */
-     .flops = OPINFO_FLOPS_SIMD(OPINFO_TRANSC, 3, 18, 4)},
+     /* SIMD: vtanh's 10 FMAs and multiplies (y, h, 6 in the polynomial, 1 - 2^k, num);
+        backward dy (1 - y)(1 + y). */
+     .flops = OPINFO_FLOPS_SIMD(OPINFO_TRANSC, 3, 20, 4)},
     {.name = "softplus",
      .ref = ref_softplus,
      .dref = ref_sigmoid,
