@@ -5,14 +5,15 @@
  * gathered one), so there is no threads:N entry; sg_transpose and sg_gather through the tape,
  * with their threads, are in bench_api.c.
  *
- * transpose.pattern and transpose.copy (AVX2 and AVX-512, --suite=all) split what a transpose
- * costs beyond moving its bytes; bench/transpose_pattern.inc holds their kernels. The pattern is
- * the transpose kernel's own loads and stores, the same addresses in the same order and sizes,
- * non-temporal where it streams, with its register transposes taken out; the copy reads x and
+ * transpose.pattern, its .reads and .writes, and transpose.copy (AVX2 and AVX-512, --suite=all)
+ * split what a transpose costs beyond moving its bytes; bench/transpose_pattern.inc holds their
+ * kernels. The pattern is the transpose kernel's own loads and stores, the same addresses in the
+ * same order and sizes, non-temporal where it streams, with its register transposes taken out;
+ * .reads and .writes keep one half of it and make the other front to back; the copy reads x and
  * writes y front to back in vectors with the same kind of stores. transpose against pattern is
- * the shuffles' share, pattern against copy the access order's, and the copy is the floor for
- * these bytes and stores (relu's regular stores also read each line of y first). Their rows
- * report the transpose's bytes. */
+ * the shuffles' share, pattern against copy the access order's, .reads and .writes against copy
+ * which side of it; the copy is the floor for these bytes and stores (relu's regular stores also
+ * read each line of y first). Their rows report the transpose's bytes. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -21,23 +22,33 @@
 #include "roofline.h"
 
 /* In the order of the table: the pattern and the copy beside the transpose. */
-typedef enum shape_kind { SHAPE_TRANSPOSE, SHAPE_PATTERN, SHAPE_COPY, SHAPE_SCATTER } shape_kind;
+typedef enum shape_kind {
+  SHAPE_TRANSPOSE,
+  SHAPE_PATTERN,
+  SHAPE_READS,
+  SHAPE_WRITES,
+  SHAPE_COPY,
+  SHAPE_SCATTER
+} shape_kind;
 
 typedef struct shape_case {
   shape_kind kind;
   const sg_backend *be;
-  sg_transpose_fn *probe; /* SHAPE_PATTERN, SHAPE_COPY: the backend's kernel of that row */
+  sg_transpose_fn *probe; /* SHAPE_PATTERN to SHAPE_COPY: the backend's kernel of that row */
   int64_t rows, cols;
 } shape_case;
 
-/* The kernel of row `kind` on backend `name` (SHAPE_PATTERN, SHAPE_COPY); NULL where none. */
+/* The kernel of row `kind` on backend `name` (SHAPE_PATTERN to SHAPE_COPY); NULL where none. */
 static sg_transpose_fn *probe_kernel(shape_kind kind, const char *name) {
 #ifdef SIMDGRAD_BENCH_X86_ISAS
-  bool copy = kind == SHAPE_COPY;
-  if (strcmp(name, "avx2") == 0)
-    return copy ? bench_transpose_copy__avx2 : bench_transpose_pattern__avx2;
-  if (strcmp(name, "avx512") == 0)
-    return copy ? bench_transpose_copy__avx512 : bench_transpose_pattern__avx512;
+  static sg_transpose_fn *const avx2[] = {bench_transpose_pattern__avx2,
+                                          bench_transpose_reads__avx2, bench_transpose_writes__avx2,
+                                          bench_transpose_copy__avx2};
+  static sg_transpose_fn *const avx512[] = {
+      bench_transpose_pattern__avx512, bench_transpose_reads__avx512,
+      bench_transpose_writes__avx512, bench_transpose_copy__avx512};
+  if (strcmp(name, "avx2") == 0) return avx2[kind - SHAPE_PATTERN];
+  if (strcmp(name, "avx512") == 0) return avx512[kind - SHAPE_PATTERN];
 #endif
   (void)kind, (void)name;
   return NULL;
@@ -70,6 +81,8 @@ static void run_shape(bench_state *st, void *arg) {
   snprintf(desc, sizeof desc, "[%zu,%zu]%s", rows, cols,
            scatter                    ? " gathered rows"
            : c->kind == SHAPE_PATTERN ? "^T's loads and stores"
+           : c->kind == SHAPE_READS   ? "^T's loads"
+           : c->kind == SHAPE_WRITES  ? "^T's stores"
            : c->kind == SHAPE_COPY    ? " copied"
                                       : "^T");
   bench_work w = {.flops = scatter ? (double)n : 0,
@@ -86,8 +99,9 @@ static void run_shape(bench_state *st, void *arg) {
 void bench_register_shape(void) {
   const sg_backend *backends[4];
   int nb = bench_backends(backends);
-  static const char *const names[] = {"transpose", "transpose.pattern", "transpose.copy",
-                                      "scatter_add"};
+  static const char *const names[] = {
+      "transpose",      "transpose.pattern", "transpose.pattern.reads", "transpose.pattern.writes",
+      "transpose.copy", "scatter_add"};
   for (int k = SHAPE_TRANSPOSE; k <= SHAPE_SCATTER; k++) {
     for (int s = 0; s < bench_n_sizes; s++) {
       int64_t rows, cols, n = bench_sizes[s];
@@ -96,9 +110,11 @@ void bench_register_shape(void) {
       snprintf(shape, sizeof shape, "%lldx%lld", (long long)rows, (long long)cols);
       for (int b = 0; b < nb; b++) {
         sg_transpose_fn *probe = NULL;
-        if (k == SHAPE_PATTERN || k == SHAPE_COPY) {
+        if (k >= SHAPE_PATTERN && k <= SHAPE_COPY) {
           probe = probe_kernel((shape_kind)k, backends[b]->name);
-          if (!probe) continue;
+          /* The halves only where the kernel streams whole buffered strips. */
+          bool half = k == SHAPE_READS || k == SHAPE_WRITES;
+          if (!probe || (half && n < ((int64_t)2 << 20))) continue;
         }
         shape_case *c = malloc(sizeof *c);
         if (!c) abort();
