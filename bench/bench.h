@@ -59,9 +59,18 @@ void bench_register_rows(void);        /* bench_rows.c: reductions, softmax, bat
 void bench_register_matmul(void);      /* bench_matmul.c, OpenBLAS included */
 void bench_register_gemm_taps(void);   /* bench_gemm_taps.c: a convolution row's taps */
 void bench_register_shape(void);       /* bench_shape.c: transpose, scatter_add kernels */
-void bench_register_api(void);         /* bench_api.c: whole ops through the tape */
-void bench_register_engine(void);      /* bench_engine.c: engine overhead */
-void bench_register_train(void);       /* bench_train.c: training steps, conv 3x3, profiler */
+
+/* The kernels of transpose.pattern, its .reads and .writes, and transpose.copy (bench_shape.c,
+   bench/transpose_pattern.inc), x86-64 only: the transpose kernel of that ISA without its
+   register transposes, its reads or its writes alone in the kernel's order, and a front-to-back
+   copy with its stores. */
+sg_transpose_fn bench_transpose_pattern__avx2, bench_transpose_pattern__avx512;
+sg_transpose_fn bench_transpose_copy__avx2, bench_transpose_copy__avx512;
+sg_transpose_fn bench_transpose_reads__avx2, bench_transpose_reads__avx512;
+sg_transpose_fn bench_transpose_writes__avx2, bench_transpose_writes__avx512;
+void bench_register_api(void);    /* bench_api.c: whole ops through the tape */
+void bench_register_engine(void); /* bench_engine.c: engine overhead */
+void bench_register_train(void);  /* bench_train.c: training steps, conv 3x3, profiler */
 
 /* ---- Running on a backend ---- */
 
