@@ -22,6 +22,12 @@
 #define BENCH_GRAIN ((int64_t)1 << 16)
 /* = SG_STREAM_CHUNK in engine/engine.h: the chunk of a large same-shape binary op. */
 #define BENCH_STREAM_CHUNK ((int64_t)2 << 20)
+/* = sg__flat_grain: the engine's chunks of a flat elementwise pass (a same-shape binary op, a
+   unary op forward or backward, a fill), large enough from 2 x BENCH_STREAM_CHUNK elements on
+   for the kernels to stream their output. */
+static inline int64_t bench_flat_grain(int64_t n) {
+  return n >= 2 * BENCH_STREAM_CHUNK ? BENCH_STREAM_CHUNK : BENCH_GRAIN;
+}
 /* Row length of the [rows, cols] cases (reductions, softmax, cross-entropy, row shape ops). */
 #define BENCH_COLS 1024
 

@@ -457,8 +457,8 @@ static double time_taped(const api_case *c, sg_tensor *const *in, sg_tensor *dy)
 /* The two kernels alone, split as the engine splits them, in seconds. */
 static double time_kernels(const api_case *c, kernel_pair *k) {
   double t0 = seconds_now();
-  bench_parallel_for(c->n, BENCH_GRAIN, c->threads, pair_forward, k);
-  bench_parallel_for(c->n, BENCH_GRAIN, c->threads, pair_backward, k);
+  bench_parallel_for(c->n, bench_flat_grain(c->n), c->threads, pair_forward, k);
+  bench_parallel_for(c->n, bench_flat_grain(c->n), c->threads, pair_backward, k);
   bench_clobber_memory();
   return seconds_now() - t0;
 }

@@ -281,11 +281,12 @@ static void run_ew(bench_state *st, void *arg) {
      is a few milliseconds, which a neighbour's burst can spoil. */
   bool opaque = bench_kernel_opaque(op->slot, c->be->name);
   double rate = opaque ? ew_rate(&j, c->n) : 0;
-  /* The engine's chunks: a same-shape binary op and a fill from 2 x BENCH_STREAM_CHUNK elements
-     on run in chunks of BENCH_STREAM_CHUNK (engine/engine.h, sg__flat_grain), everything else
-     in BENCH_GRAIN. */
-  bool flat = op->kind == EW_BINARY || op->kind == EW_FILL;
-  int64_t grain = flat && c->n >= 2 * BENCH_STREAM_CHUNK ? BENCH_STREAM_CHUNK : BENCH_GRAIN;
+  /* The engine's chunks: a same-shape binary op, a unary op (forward or backward) and a fill
+     from 2 x BENCH_STREAM_CHUNK elements on run in chunks of BENCH_STREAM_CHUNK (engine/engine.h,
+     sg__flat_grain), everything else in BENCH_GRAIN. */
+  bool flat = op->kind == EW_BINARY || op->kind == EW_FILL || op->kind == EW_UNARY ||
+              op->kind == EW_UNARY_BWD;
+  int64_t grain = flat ? bench_flat_grain(c->n) : BENCH_GRAIN;
   while (bench_keep_running(st)) {
     bench_parallel_for(c->n, grain, c->threads, ew_range, &j);
     bench_clobber_memory();

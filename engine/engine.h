@@ -154,7 +154,7 @@ void sg__set_chunk_hook(void (*hook)(void *ctx), void *ctx);
 #define SG_GRAIN_ELEMENTWISE (1 << 16)
 /* Chunks for a flat elementwise pass: from twice SG_STREAM_CHUNK elements on, chunks of
    SG_STREAM_CHUNK, so that each kernel call sees enough of a large output to stream it past the
-   cache (SG_STREAM_MIN in kernels_simd/simd_binary.inc); the usual grain below that. Like
+   cache (SG_STREAM_MIN in kernels_simd/simd_decls.inc); the usual grain below that. Like
    every chunking in the engine it depends on n alone, never on the thread count. */
 #define SG_STREAM_CHUNK ((int64_t)2 << 20)
 static inline int64_t sg__flat_grain(int64_t n) {

@@ -123,7 +123,7 @@ static sg_status unary_backward(const sg_node *node, const sg_tensor *dy, float 
                    .p0 = node->fparam[0],
                    .p1 = node->fparam[1],
                    .g = gv};
-  sg__parallel_for(g->numel, SG_GRAIN_ELEMENTWISE, unary_range, &job);
+  sg__parallel_for(g->numel, sg__flat_grain(g->numel), unary_range, &job);
   dx[0] = g;
   return SG_OK;
 }
@@ -163,7 +163,7 @@ static sg_tensor *unary_op(int id, sg_tensor *x, float p0, float p1) {
   if (!y) return sg__op_fail(&op);
   unary_job job = {
       .be = sg__backend(), .d = d, .in = sg__f32(x), .out = sg__f32(y), .p0 = p0, .p1 = p1};
-  sg__parallel_for(x->numel, SG_GRAIN_ELEMENTWISE, unary_range, &job);
+  sg__parallel_for(x->numel, sg__flat_grain(x->numel), unary_range, &job);
   if (op.record) {
     sg_node *node = sg__record(&op, d->kind == KIND_STEP ? step_grad : unary_grad, &x, 1, y);
     if (!node) {

@@ -284,7 +284,7 @@ static void where_case(const bslot *s, const tol *t, const bcase *bc) {
 }
 
 /* Outputs of 2^21 floats and more take the SIMD binary kernels' non-temporal store path
-   (SG_STREAM_MIN in kernels_simd/simd_binary.inc): a masked head up to y's vector alignment,
+   (SG_STREAM_MIN in kernels_simd/simd_decls.inc): a masked head up to y's vector alignment,
    streamed vectors, a fence, the tail. Offsets 6 and 13 put y at 0 and 7 floats past a 64-byte
    boundary (off_of), so the head is empty once and ragged once; n leaves a tail. */
 #define STREAM_N (((size_t)2 << 20) + 13)

@@ -15,99 +15,116 @@ static const uslot k_step[] = {SG_FOR_EACH_STEP_OP(S_ENTRY_)};
 
 /* ==== Unary: forward, backward, step ops, leaky_relu, clip ================================== */
 
-static void unary_forward(const ucall *u) {
+/* One case: n floats at offset off, pass p (k picks the offset's seed). */
+static void unary_forward_case(const ucall *u, size_t n, size_t k, size_t off, int p) {
   const sg_backend *ref = ref_backend();
   const tol *t = tol_for(u->slot);
+  seed(case_seed(u->slot, n, k, (size_t)p));
+  float *x = fnew(n), *want = fnew(n);
+  gen(x, n, t->lo, t->hi, p, k + 3u * (size_t)p);
+  ucall_fwd(ref, u, x, want, n);
+  FOR_EACH_BACKEND(be) {
+    cctx c;
+    ctx_init(&c, be, u->slot, k_pass_names[p], "n=%zu off=%zu p=(%g,%g)", n, off, u->p0, u->p1);
+    ctx_input(&c, 0, "x", x, 1);
+    c.p0 = u->p0, c.p1 = u->p1;
+    gbuf in = gb_floats(x, n, off_of(off, 0)), out = gb_floats(NULL, n, off_of(off, 1));
+    ucall_fwd(be, u, gf(&in), gf(&out), n);
+    check_unchanged(&c, &in, x, "x");
+    check_guards(&c, &out, "y");
+    check_f32(&c, t, gf(&out), want, n, 1, NULL);
+    ctx_init(&c, be, u->slot, k_pass_names[p], "n=%zu off=%zu p=(%g,%g) in place", n, off, u->p0,
+             u->p1);
+    ctx_input(&c, 0, "x", x, 1);
+    c.p0 = u->p0, c.p1 = u->p1;
+    ucall_fwd(be, u, gf(&in), gf(&in), n);
+    check_guards(&c, &in, "y (in place)");
+    check_f32(&c, t, gf(&in), want, n, 1, NULL);
+    gb_free(&in);
+    gb_free(&out);
+  }
+  free(x);
+  free(want);
+}
+
+static void unary_forward(const ucall *u) {
   for (size_t si = 0; si < COUNT(k_sizes); si++) {
     size_t n = k_sizes[si];
-    for (size_t k = 0; k < n_offsets(n); k++) {
-      size_t off = offset_at(n, k);
-      for (int p = 0; p < n_passes(n); p++) {
-        seed(case_seed(u->slot, n, k, (size_t)p));
-        float *x = fnew(n), *want = fnew(n);
-        gen(x, n, t->lo, t->hi, p, k + 3u * (size_t)p);
-        ucall_fwd(ref, u, x, want, n);
-        FOR_EACH_BACKEND(be) {
-          cctx c;
-          ctx_init(&c, be, u->slot, k_pass_names[p], "n=%zu off=%zu p=(%g,%g)", n, off, u->p0,
-                   u->p1);
-          ctx_input(&c, 0, "x", x, 1);
-          c.p0 = u->p0, c.p1 = u->p1;
-          gbuf in = gb_floats(x, n, off_of(off, 0)), out = gb_floats(NULL, n, off_of(off, 1));
-          ucall_fwd(be, u, gf(&in), gf(&out), n);
-          check_unchanged(&c, &in, x, "x");
-          check_guards(&c, &out, "y");
-          check_f32(&c, t, gf(&out), want, n, 1, NULL);
-          ctx_init(&c, be, u->slot, k_pass_names[p], "n=%zu off=%zu p=(%g,%g) in place", n, off,
-                   u->p0, u->p1);
-          ctx_input(&c, 0, "x", x, 1);
-          c.p0 = u->p0, c.p1 = u->p1;
-          ucall_fwd(be, u, gf(&in), gf(&in), n);
-          check_guards(&c, &in, "y (in place)");
-          check_f32(&c, t, gf(&in), want, n, 1, NULL);
-          gb_free(&in);
-          gb_free(&out);
-        }
-        free(x);
-        free(want);
-      }
-    }
+    for (size_t k = 0; k < n_offsets(n); k++)
+      for (int p = 0; p < n_passes(n); p++) unary_forward_case(u, n, k, offset_at(n, k), p);
   }
 }
 
-static void unary_backward(const ucall *u) {
+static void unary_backward_case(const ucall *u, size_t n, size_t k, size_t off, int p) {
   const sg_backend *ref = ref_backend();
   char slot[96];
   snprintf(slot, sizeof slot, "%s_backward", u->slot);
   const tol *tf = tol_for(u->slot), *t = tol_for(slot);
+  seed(case_seed(slot, n, k, (size_t)p));
+  float *x = fnew(n), *y = fnew(n), *dy = fnew(n), *want = fnew(n);
+  double *scale = calloc(n ? n : 1, sizeof *scale);
+  gen(x, n, tf->lo, tf->hi, p, k + 3u * (size_t)p);
+  gen(dy, n, -1, 1, p, k + 7u);
+  ucall_fwd(ref, u, x, y, n);
+  for (size_t i = 0; i < n; i++) scale[i] = fabs(dy[i]) * (t->mag ? t->mag(x[i]) : 1);
+  /* The tensor the op list does not name saved is passed as NULL: kernels must not
+     read it. */
+  const float *xs = u->saved == SV_X ? x : NULL, *ys = u->saved == SV_Y ? y : NULL;
+  ucall_bwd(ref, u, dy, xs, ys, want, n);
+  FOR_EACH_BACKEND(be) {
+    for (int inplace = 0; inplace < 2; inplace++) {
+      cctx c;
+      ctx_init(&c, be, slot, k_pass_names[p], "n=%zu off=%zu%s", n, off,
+               inplace ? " in place" : "");
+      ctx_input(&c, 0, "dy", dy, 1);
+      ctx_input(&c, 1, "x", x, 1);
+      ctx_input(&c, 2, "y", y, 1);
+      c.tiny_by = dy;
+      gbuf gdy = gb_floats(dy, n, off_of(off, 0)), gx = gb_floats(x, n, off_of(off, 1));
+      gbuf gy = gb_floats(y, n, off_of(off, 2)), gdx = gb_floats(NULL, n, off_of(off, 3));
+      float *dx = inplace ? gf(&gdy) : gf(&gdx);
+      ucall_bwd(be, u, gf(&gdy), xs ? gf(&gx) : NULL, ys ? gf(&gy) : NULL, dx, n);
+      if (!inplace) check_unchanged(&c, &gdy, dy, "dy");
+      check_unchanged(&c, &gx, x, "x");
+      check_unchanged(&c, &gy, y, "y");
+      check_guards(&c, &gdx, "dx");
+      check_guards(&c, &gdy, "dy");
+      check_f32(&c, t, dx, want, n, 1, scale);
+      gb_free(&gdy);
+      gb_free(&gx);
+      gb_free(&gy);
+      gb_free(&gdx);
+    }
+  }
+  free(x);
+  free(y);
+  free(dy);
+  free(want);
+  free(scale);
+}
+
+static void unary_backward(const ucall *u) {
   for (size_t si = 0; si < COUNT(k_sizes); si++) {
     size_t n = k_sizes[si];
-    for (size_t k = 0; k < n_offsets(n); k++) {
-      size_t off = offset_at(n, k);
-      for (int p = 0; p < n_passes(n); p++) {
-        seed(case_seed(slot, n, k, (size_t)p));
-        float *x = fnew(n), *y = fnew(n), *dy = fnew(n), *want = fnew(n);
-        double *scale = calloc(n ? n : 1, sizeof *scale);
-        gen(x, n, tf->lo, tf->hi, p, k + 3u * (size_t)p);
-        gen(dy, n, -1, 1, p, k + 7u);
-        ucall_fwd(ref, u, x, y, n);
-        for (size_t i = 0; i < n; i++) scale[i] = fabs(dy[i]) * (t->mag ? t->mag(x[i]) : 1);
-        /* The tensor the op list does not name saved is passed as NULL: kernels must not
-           read it. */
-        const float *xs = u->saved == SV_X ? x : NULL, *ys = u->saved == SV_Y ? y : NULL;
-        ucall_bwd(ref, u, dy, xs, ys, want, n);
-        FOR_EACH_BACKEND(be) {
-          for (int inplace = 0; inplace < 2; inplace++) {
-            cctx c;
-            ctx_init(&c, be, slot, k_pass_names[p], "n=%zu off=%zu%s", n, off,
-                     inplace ? " in place" : "");
-            ctx_input(&c, 0, "dy", dy, 1);
-            ctx_input(&c, 1, "x", x, 1);
-            ctx_input(&c, 2, "y", y, 1);
-            c.tiny_by = dy;
-            gbuf gdy = gb_floats(dy, n, off_of(off, 0)), gx = gb_floats(x, n, off_of(off, 1));
-            gbuf gy = gb_floats(y, n, off_of(off, 2)), gdx = gb_floats(NULL, n, off_of(off, 3));
-            float *dx = inplace ? gf(&gdy) : gf(&gdx);
-            ucall_bwd(be, u, gf(&gdy), xs ? gf(&gx) : NULL, ys ? gf(&gy) : NULL, dx, n);
-            if (!inplace) check_unchanged(&c, &gdy, dy, "dy");
-            check_unchanged(&c, &gx, x, "x");
-            check_unchanged(&c, &gy, y, "y");
-            check_guards(&c, &gdx, "dx");
-            check_guards(&c, &gdy, "dy");
-            check_f32(&c, t, dx, want, n, 1, scale);
-            gb_free(&gdy);
-            gb_free(&gx);
-            gb_free(&gy);
-            gb_free(&gdx);
-          }
-        }
-        free(x);
-        free(y);
-        free(dy);
-        free(want);
-        free(scale);
-      }
-    }
+    for (size_t k = 0; k < n_offsets(n); k++)
+      for (int p = 0; p < n_passes(n); p++) unary_backward_case(u, n, k, offset_at(n, k), p);
+  }
+}
+
+/* Outputs of 2^21 floats and more take the SIMD unary kernels' non-temporal store path
+   (SG_STREAM_MIN in kernels_simd/simd_decls.inc), forward and backward: a masked head up to the
+   output's vector alignment, streamed vectors, a fence, the tail. The offsets put the output
+   (off_of's operand 1 forward, 3 backward) at a 64-byte boundary once and 7 floats past one
+   once, so the head is empty once and ragged once (and ragged both times in place); n leaves a
+   tail. One pass, with the edge values. */
+#define STREAM_N (((size_t)2 << 20) + 13)
+static void unary_streamed(const ucall *u, bool backward) {
+  static const size_t fwd_offs[] = {11, 2}, bwd_offs[] = {1, 8};
+  for (size_t k = 0; k < 2; k++) {
+    if (backward)
+      unary_backward_case(u, STREAM_N, k, bwd_offs[k], P_SPECIAL);
+    else
+      unary_forward_case(u, STREAM_N, k, fwd_offs[k], P_SPECIAL);
   }
 }
 
@@ -117,6 +134,7 @@ Test(conformance, unary_forward) {
   for (size_t i = 0; i < COUNT(k_unary); i++) {
     ucall u = {k_unary[i].name, k_unary[i].fwd, 0, SV_NONE, 0, 0, 0};
     unary_forward(&u);
+    unary_streamed(&u, false);
   }
   finish("unary forward");
 }
@@ -125,6 +143,7 @@ Test(conformance, unary_backward) {
   for (size_t i = 0; i < COUNT(k_unary); i++) {
     ucall u = {k_unary[i].name, k_unary[i].fwd, k_unary[i].bwd, k_unary[i].saved, 0, 0, 0};
     unary_backward(&u);
+    unary_streamed(&u, true);
   }
   finish("unary backward");
 }
