@@ -34,35 +34,36 @@ double bench_issue_loop__avx2(int64_t iters, float c, float b, float *sink) {
   return (8 + 6) * (double)iters;
 }
 
-/* The issue bound's probes (roofline_isa.h): N_ independent chains a0, a1, ... of one class's
-   instructions, each value kept in a register the compiler must assume changed after every round
-   (KEEP), so that no round folds into the next and an operand stays a run-time one. */
+/* The probes' machinery (bench/roofline_probes.inc) over AVX2's 16 ymm registers: 12 chains of
+   a class for its issue probe. */
+#define RP_FN(name) name##__avx2
+#define RP_V __m256
+#define RP_VI __m256i
+#define RP_W 8
+#define RP_KEEP_REG "+x"
+#define RP_SET1 _mm256_set1_ps
+#define RP_SET1_I _mm256_set1_epi32
+#define RP_ADD _mm256_add_ps
+#define RP_MUL _mm256_mul_ps
+#define RP_FMA _mm256_fmadd_ps
+#define RP_CVTSS _mm256_cvtss_f32
+#define RP_LOAD _mm256_load_ps
+#define RP_STORE _mm256_store_ps
+#define RP_STREAM _mm256_stream_ps
+static inline float hsum_(__m256 v) {
+  float lanes[8];
+  _mm256_storeu_ps(lanes, v);
+  return lanes[0] + lanes[1] + lanes[2] + lanes[3] + lanes[4] + lanes[5] + lanes[6] + lanes[7];
+}
+#define RP_HSUM hsum_
 #define N_ 12
 /* clang-format off */
 #define EACH_(S, A) \
   S(A, 0) S(A, 1) S(A, 2) S(A, 3) S(A, 4) S(A, 5) S(A, 6) S(A, 7) \
   S(A, 8) S(A, 9) S(A, 10) S(A, 11)
 /* clang-format on */
-#define KEEP(v) __asm__ volatile("" : "+x"(v))
-#define DECL_(op, j) __m256 a##j = _mm256_set1_ps(c + (float)(j));
-#define STEP_(op, j)                                                                               \
-  a##j = op(a##j, j);                                                                              \
-  KEEP(a##j);
-#define SUM_(op, j) s += _mm256_cvtss_f32(a##j);
-#define PROBE(cls, per_round, op)                                                                  \
-  double bench_issue_##cls##__avx2(int64_t iters, float c, float b, float *sink) {                 \
-    __m256 vc = _mm256_set1_ps(c), vb = _mm256_set1_ps(b), v1 = _mm256_add_ps(vc, vb);             \
-    __m256i idx = _mm256_set1_epi32((int)c);                                                       \
-    (void)vc, (void)v1, (void)idx;                                                                 \
-    EACH_(DECL_, op)                                                                               \
-    for (int64_t i = 0; i < iters; i++) {                                                          \
-      EACH_(STEP_, op)                                                                             \
-    }                                                                                              \
-    float s = 0;                                                                                   \
-    EACH_(SUM_, op)                                                                                \
-    *sink = s;                                                                                     \
-    return (per_round)*N_ * (double)iters;                                                         \
-  }
+#include "roofline_probes.inc"
+
 #define I_(x) _mm256_castps_si256(x)
 #define F_(x) _mm256_castsi256_ps(x)
 /* FMAs and multiplies (by 1, v1) alternating; additions and subtractions; max and min */
@@ -100,23 +101,8 @@ PROBE(fcmp, 1, FCMP_)
 PROBE(blend, 1, BLEND_)
 PROBE(round, 1, ROUND_)
 
-/* AVX2 has no vscalefps: no rate (0 instructions) */
-double bench_issue_scalef__avx2(int64_t iters, float c, float b, float *sink) {
-  (void)iters, (void)c, (void)b;
-  *sink = 1;
-  return 0;
-}
-
-/* AVX2 has no vpternlogd: no rate */
-double bench_issue_ternlog__avx2(int64_t iters, float c, float b, float *sink) {
-  (void)iters, (void)c, (void)b;
-  *sink = 1;
-  return 0;
-}
-
-/* The pair probes (roofline_isa.h): PF_ FMA chains f0, f1, ... beside K chains a0, ... of one
-   class (its issue probe's instructions, per_round of them per chain and round), all kept in
-   registers as above: 8 + 2 chains and 4 constants of the 16 ymm registers; 12 + 1 for the
+/* The pair probes (roofline_isa.h, PAIR in roofline_probes.inc), all chains kept in registers:
+   8 FMA chains + 2 of the class and 4 constants of the 16 ymm registers; 12 + 1 for the
    division and the square root (which use no v1 or idx), the FMA chains stepping R = 3 times a
    round so that a round (36 FMAs, 18 cycles on Zen 4) outlasts a division's or a square root's
    latency: with one step a round the pair measured the chain of divisions (a cost of 8). */
@@ -126,31 +112,6 @@ double bench_issue_ternlog__avx2(int64_t iters, float c, float b, float *sink) {
 #define EACH2_(S, A) S(A, 0) S(A, 1)
 #define EACH1_(S, A) S(A, 0)
 /* clang-format on */
-#define FDECL_(op, j) __m256 f##j = _mm256_set1_ps(b + (float)(j));
-#define FSTEP_(op, j)                                                                              \
-  f##j = _mm256_fmadd_ps(f##j, vc, vb);                                                            \
-  KEEP(f##j);
-#define FSUM_(op, j) s += _mm256_cvtss_f32(f##j);
-#define PAIR(cls, EACHF, F, R, EACHK, K, per_round, op)                                            \
-  static const double pair_ratio_##cls = (double)(F) * (R) / ((K) * (per_round));                  \
-  double bench_pair_##cls##__avx2(int64_t iters, float c, float b, float *sink) {                  \
-    __m256 vc = _mm256_set1_ps(c), vb = _mm256_set1_ps(b), v1 = _mm256_add_ps(vc, vb);             \
-    __m256i idx = _mm256_set1_epi32((int)c);                                                       \
-    (void)vc, (void)v1, (void)idx;                                                                 \
-    EACHF(FDECL_, op)                                                                              \
-    EACHK(DECL_, op)                                                                               \
-    for (int64_t i = 0; i < iters; i++) {                                                          \
-      for (int r = 0; r < (R); r++) {                                                              \
-        EACHF(FSTEP_, op)                                                                          \
-      }                                                                                            \
-      EACHK(STEP_, op)                                                                             \
-    }                                                                                              \
-    float s = 0;                                                                                   \
-    EACHF(FSUM_, op)                                                                               \
-    EACHK(SUM_, op)                                                                                \
-    *sink = s;                                                                                     \
-    return (double)(F) * (R) * (double)iters;                                                      \
-  }
 PAIR(fma, EACH8_, 8, 1, EACH2_, 2, 1, FMA_)
 PAIR(fadd, EACH8_, 8, 1, EACH2_, 2, 1, FADD_)
 PAIR(minmax, EACH8_, 8, 1, EACH2_, 2, 1, MINMAX_)
@@ -163,83 +124,13 @@ PAIR(cvt, EACH8_, 8, 1, EACH2_, 2, 2, CVT_)
 PAIR(round, EACH8_, 8, 1, EACH2_, 2, 1, ROUND_)
 PAIR(div, EACH12_, 12, 3, EACH1_, 1, 1, DIV_)
 PAIR(sqrt, EACH12_, 12, 3, EACH1_, 1, 1, SQRT_)
-/* no vscalefps, no vpternlogd: no pair */
-static const double pair_ratio_scalef = 0, pair_ratio_ternlog = 0;
-double bench_pair_scalef__avx2(int64_t iters, float c, float b, float *sink) {
-  return bench_issue_scalef__avx2(iters, c, b, sink);
-}
-double bench_pair_ternlog__avx2(int64_t iters, float c, float b, float *sink) {
-  return bench_issue_ternlog__avx2(iters, c, b, sink);
-}
-
-double bench_pair_ratio__avx2(int cls) {
-  switch (cls) {
-#define RATIO_CASE_(c)                                                                             \
-  case ROOF_CLASS_##c:                                                                             \
-    return pair_ratio_##c;
-    ROOF_ISSUE_CLASSES(RATIO_CASE_)
-#undef RATIO_CASE_
-  default:
-    return 0;
-  }
-}
+/* no vscalefps, no vpternlogd: no rate, no pair */
+ABSENT(scalef)
+ABSENT(ternlog)
+PAIR_RATIO_FUNCTION
 
 /* The combined rate's second mix: FMAs, additions and integer logic in independent chains
    (5, 4 and 3 of them). */
 #define MIX_(x, j)                                                                                 \
   ((j) < 5 ? _mm256_fmadd_ps(x, vc, vb) : (j) < 9 ? _mm256_add_ps(x, vb) : _mm256_xor_ps(x, vb))
 PROBE(mix, 1, MIX_)
-
-void bench_triad__avx2(float *restrict a, const float *restrict b, const float *restrict c,
-                       size_t n, float s) {
-  __m256 vs = _mm256_set1_ps(s);
-  for (size_t i = 0; i < n; i += 16) {
-    __m256 x0 = _mm256_add_ps(_mm256_load_ps(b + i), _mm256_mul_ps(vs, _mm256_load_ps(c + i)));
-    __m256 x1 =
-        _mm256_add_ps(_mm256_load_ps(b + i + 8), _mm256_mul_ps(vs, _mm256_load_ps(c + i + 8)));
-    _mm256_store_ps(a + i, x0);
-    _mm256_store_ps(a + i + 8, x1);
-  }
-}
-
-float bench_read__avx2(const float *a, size_t n) {
-  __m256 s0 = _mm256_setzero_ps(), s1 = s0, s2 = s0, s3 = s0;
-  const float *h = a + n / 2;
-  for (size_t i = 0; i < n / 2; i += 16) {
-    s0 = _mm256_add_ps(s0, _mm256_load_ps(a + i));
-    s1 = _mm256_add_ps(s1, _mm256_load_ps(a + i + 8));
-    s2 = _mm256_add_ps(s2, _mm256_load_ps(h + i));
-    s3 = _mm256_add_ps(s3, _mm256_load_ps(h + i + 8));
-  }
-  __m256 s = _mm256_add_ps(_mm256_add_ps(s0, s1), _mm256_add_ps(s2, s3));
-  float lanes[8];
-  _mm256_storeu_ps(lanes, s);
-  return lanes[0] + lanes[1] + lanes[2] + lanes[3] + lanes[4] + lanes[5] + lanes[6] + lanes[7];
-}
-
-void bench_triad_nt__avx2(float *restrict a, const float *restrict b, const float *restrict c,
-                          size_t n, float s) {
-  __m256 vs = _mm256_set1_ps(s);
-  for (size_t i = 0; i < n; i += 16) {
-    __m256 x0 = _mm256_add_ps(_mm256_load_ps(b + i), _mm256_mul_ps(vs, _mm256_load_ps(c + i)));
-    __m256 x1 =
-        _mm256_add_ps(_mm256_load_ps(b + i + 8), _mm256_mul_ps(vs, _mm256_load_ps(c + i + 8)));
-    _mm256_stream_ps(a + i, x0);
-    _mm256_stream_ps(a + i + 8, x1);
-  }
-  _mm_sfence();
-}
-
-float bench_read1__avx2(const float *a, size_t n) {
-  __m256 s0 = _mm256_setzero_ps(), s1 = s0, s2 = s0, s3 = s0;
-  for (size_t i = 0; i < n; i += 32) {
-    s0 = _mm256_add_ps(s0, _mm256_load_ps(a + i));
-    s1 = _mm256_add_ps(s1, _mm256_load_ps(a + i + 8));
-    s2 = _mm256_add_ps(s2, _mm256_load_ps(a + i + 16));
-    s3 = _mm256_add_ps(s3, _mm256_load_ps(a + i + 24));
-  }
-  __m256 s = _mm256_add_ps(_mm256_add_ps(s0, s1), _mm256_add_ps(s2, s3));
-  float lanes[8];
-  _mm256_storeu_ps(lanes, s);
-  return lanes[0] + lanes[1] + lanes[2] + lanes[3] + lanes[4] + lanes[5] + lanes[6] + lanes[7];
-}

@@ -34,9 +34,23 @@ double bench_issue_loop__avx512(int64_t iters, float c, float b, float *sink) {
   return (10 + 10) * (double)iters;
 }
 
-/* The issue bound's probes (roofline_isa.h): N_ independent chains a0, a1, ... of one class's
-   instructions, each value kept in a register the compiler must assume changed after every round
-   (KEEP), so that no round folds into the next and an operand stays a run-time one. */
+/* The probes' machinery (bench/roofline_probes.inc) over AVX-512's 32 zmm registers: 24 chains
+   of a class for its issue probe. */
+#define RP_FN(name) name##__avx512
+#define RP_V __m512
+#define RP_VI __m512i
+#define RP_W 16
+#define RP_KEEP_REG "+v"
+#define RP_SET1 _mm512_set1_ps
+#define RP_SET1_I _mm512_set1_epi32
+#define RP_ADD _mm512_add_ps
+#define RP_MUL _mm512_mul_ps
+#define RP_FMA _mm512_fmadd_ps
+#define RP_CVTSS _mm512_cvtss_f32
+#define RP_LOAD _mm512_load_ps
+#define RP_STORE _mm512_store_ps
+#define RP_STREAM _mm512_stream_ps
+#define RP_HSUM _mm512_reduce_add_ps
 #define N_ 24
 /* clang-format off */
 #define EACH_(S, A) \
@@ -44,26 +58,8 @@ double bench_issue_loop__avx512(int64_t iters, float c, float b, float *sink) {
   S(A, 8) S(A, 9) S(A, 10) S(A, 11) S(A, 12) S(A, 13) S(A, 14) S(A, 15) \
   S(A, 16) S(A, 17) S(A, 18) S(A, 19) S(A, 20) S(A, 21) S(A, 22) S(A, 23)
 /* clang-format on */
-#define KEEP(v) __asm__ volatile("" : "+v"(v))
-#define DECL_(op, j) __m512 a##j = _mm512_set1_ps(c + (float)(j));
-#define STEP_(op, j)                                                                               \
-  a##j = op(a##j, j);                                                                              \
-  KEEP(a##j);
-#define SUM_(op, j) s += _mm512_cvtss_f32(a##j);
-#define PROBE(cls, per_round, op)                                                                  \
-  double bench_issue_##cls##__avx512(int64_t iters, float c, float b, float *sink) {               \
-    __m512 vc = _mm512_set1_ps(c), vb = _mm512_set1_ps(b), v1 = _mm512_add_ps(vc, vb);             \
-    __m512i idx = _mm512_set1_epi32((int)c);                                                       \
-    (void)vc, (void)v1, (void)idx;                                                                 \
-    EACH_(DECL_, op)                                                                               \
-    for (int64_t i = 0; i < iters; i++) {                                                          \
-      EACH_(STEP_, op)                                                                             \
-    }                                                                                              \
-    float s = 0;                                                                                   \
-    EACH_(SUM_, op)                                                                                \
-    *sink = s;                                                                                     \
-    return (per_round)*N_ * (double)iters;                                                         \
-  }
+#include "roofline_probes.inc"
+
 #define I_(x) _mm512_castps_si512(x)
 #define F_(x) _mm512_castsi512_ps(x)
 /* FMAs and multiplies (by 1, v1) alternating; additions and subtractions; max and min */
@@ -111,9 +107,8 @@ PROBE(scalef, 1, SCALEF_)
 #define TERNLOG_(x, j) F_(_mm512_ternarylogic_epi32(I_(x), I_(vb), I_(vc), 0x96))
 PROBE(ternlog, 1, TERNLOG_)
 
-/* The pair probes (roofline_isa.h): PF_ FMA chains f0, f1, ... beside K chains a0, ... of one
-   class (its issue probe's instructions, per_round of them per chain and round), all kept in
-   registers as above: 16 + 4 chains and 4 constants of the 32 zmm registers. The FMA chains
+/* The pair probes (roofline_isa.h, PAIR in roofline_probes.inc), all chains kept in registers:
+   PF_ = 16 FMA chains + 4 of the class and 4 constants of the 32 zmm registers. The FMA chains
    step R times a round: twice beside the one chain of divisions or square roots, so that a
    round (32 FMAs) outlasts their latency and the pair measures pipes, not a chain. */
 #define PF_ 16
@@ -124,108 +119,25 @@ PROBE(ternlog, 1, TERNLOG_)
 #define EACH4_(S, A) S(A, 0) S(A, 1) S(A, 2) S(A, 3)
 #define EACH1_(S, A) S(A, 0)
 /* clang-format on */
-#define FDECL_(op, j) __m512 f##j = _mm512_set1_ps(b + (float)(j));
-#define FSTEP_(op, j)                                                                              \
-  f##j = _mm512_fmadd_ps(f##j, vc, vb);                                                            \
-  KEEP(f##j);
-#define FSUM_(op, j) s += _mm512_cvtss_f32(f##j);
-#define PAIR(cls, R, EACHK, K, per_round, op)                                                      \
-  static const double pair_ratio_##cls = (double)PF_ * (R) / ((K) * (per_round));                  \
-  double bench_pair_##cls##__avx512(int64_t iters, float c, float b, float *sink) {                \
-    __m512 vc = _mm512_set1_ps(c), vb = _mm512_set1_ps(b), v1 = _mm512_add_ps(vc, vb);             \
-    __m512i idx = _mm512_set1_epi32((int)c);                                                       \
-    (void)vc, (void)v1, (void)idx;                                                                 \
-    EACHF_(FDECL_, op)                                                                             \
-    EACHK(DECL_, op)                                                                               \
-    for (int64_t i = 0; i < iters; i++) {                                                          \
-      for (int r = 0; r < (R); r++) {                                                              \
-        EACHF_(FSTEP_, op)                                                                         \
-      }                                                                                            \
-      EACHK(STEP_, op)                                                                             \
-    }                                                                                              \
-    float s = 0;                                                                                   \
-    EACHF_(FSUM_, op)                                                                              \
-    EACHK(SUM_, op)                                                                                \
-    *sink = s;                                                                                     \
-    return (double)PF_ * (R) * (double)iters;                                                      \
-  }
-PAIR(fma, 1, EACH4_, 4, 1, FMA_)
-PAIR(fadd, 1, EACH4_, 4, 1, FADD_)
-PAIR(minmax, 1, EACH4_, 4, 1, MINMAX_)
-PAIR(fcmp, 1, EACH4_, 4, 1, FCMP_)
-PAIR(blend, 1, EACH4_, 4, 1, BLEND_)
-PAIR(shuffle, 1, EACH4_, 4, 1, SHUFFLE_)
-PAIR(shift, 1, EACH4_, 4, 1, SHIFT_)
-PAIR(logic, 1, EACH4_, 4, 1, LOGIC_)
-PAIR(cvt, 1, EACH4_, 4, 2, CVT_)
-PAIR(round, 1, EACH4_, 4, 1, ROUND_)
-PAIR(scalef, 1, EACH4_, 4, 1, SCALEF_)
-PAIR(div, 2, EACH1_, 1, 1, DIV_)
-PAIR(sqrt, 2, EACH1_, 1, 1, SQRT_)
-PAIR(ternlog, 1, EACH4_, 4, 1, TERNLOG_)
+PAIR(fma, EACHF_, PF_, 1, EACH4_, 4, 1, FMA_)
+PAIR(fadd, EACHF_, PF_, 1, EACH4_, 4, 1, FADD_)
+PAIR(minmax, EACHF_, PF_, 1, EACH4_, 4, 1, MINMAX_)
+PAIR(fcmp, EACHF_, PF_, 1, EACH4_, 4, 1, FCMP_)
+PAIR(blend, EACHF_, PF_, 1, EACH4_, 4, 1, BLEND_)
+PAIR(shuffle, EACHF_, PF_, 1, EACH4_, 4, 1, SHUFFLE_)
+PAIR(shift, EACHF_, PF_, 1, EACH4_, 4, 1, SHIFT_)
+PAIR(logic, EACHF_, PF_, 1, EACH4_, 4, 1, LOGIC_)
+PAIR(cvt, EACHF_, PF_, 1, EACH4_, 4, 2, CVT_)
+PAIR(round, EACHF_, PF_, 1, EACH4_, 4, 1, ROUND_)
+PAIR(scalef, EACHF_, PF_, 1, EACH4_, 4, 1, SCALEF_)
+PAIR(div, EACHF_, PF_, 2, EACH1_, 1, 1, DIV_)
+PAIR(sqrt, EACHF_, PF_, 2, EACH1_, 1, 1, SQRT_)
+PAIR(ternlog, EACHF_, PF_, 1, EACH4_, 4, 1, TERNLOG_)
 
-double bench_pair_ratio__avx512(int cls) {
-  switch (cls) {
-#define RATIO_CASE_(c)                                                                             \
-  case ROOF_CLASS_##c:                                                                             \
-    return pair_ratio_##c;
-    ROOF_ISSUE_CLASSES(RATIO_CASE_)
-#undef RATIO_CASE_
-  default:
-    return 0;
-  }
-}
+PAIR_RATIO_FUNCTION
 
 /* The combined rate's second mix: FMAs, additions and integer logic in independent chains
    (10, 8 and 6 of them). */
 #define MIX_(x, j)                                                                                 \
   ((j) < 10 ? _mm512_fmadd_ps(x, vc, vb) : (j) < 18 ? _mm512_add_ps(x, vb) : _mm512_xor_ps(x, vb))
 PROBE(mix, 1, MIX_)
-
-void bench_triad__avx512(float *restrict a, const float *restrict b, const float *restrict c,
-                         size_t n, float s) {
-  __m512 vs = _mm512_set1_ps(s);
-  for (size_t i = 0; i < n; i += 32) {
-    __m512 x0 = _mm512_add_ps(_mm512_load_ps(b + i), _mm512_mul_ps(vs, _mm512_load_ps(c + i)));
-    __m512 x1 =
-        _mm512_add_ps(_mm512_load_ps(b + i + 16), _mm512_mul_ps(vs, _mm512_load_ps(c + i + 16)));
-    _mm512_store_ps(a + i, x0);
-    _mm512_store_ps(a + i + 16, x1);
-  }
-}
-
-float bench_read__avx512(const float *a, size_t n) {
-  __m512 s0 = _mm512_setzero_ps(), s1 = s0, s2 = s0, s3 = s0;
-  const float *h = a + n / 2;
-  for (size_t i = 0; i < n / 2; i += 32) {
-    s0 = _mm512_add_ps(s0, _mm512_load_ps(a + i));
-    s1 = _mm512_add_ps(s1, _mm512_load_ps(a + i + 16));
-    s2 = _mm512_add_ps(s2, _mm512_load_ps(h + i));
-    s3 = _mm512_add_ps(s3, _mm512_load_ps(h + i + 16));
-  }
-  return _mm512_reduce_add_ps(_mm512_add_ps(_mm512_add_ps(s0, s1), _mm512_add_ps(s2, s3)));
-}
-
-void bench_triad_nt__avx512(float *restrict a, const float *restrict b, const float *restrict c,
-                            size_t n, float s) {
-  __m512 vs = _mm512_set1_ps(s);
-  for (size_t i = 0; i < n; i += 32) {
-    __m512 x0 = _mm512_add_ps(_mm512_load_ps(b + i), _mm512_mul_ps(vs, _mm512_load_ps(c + i)));
-    __m512 x1 =
-        _mm512_add_ps(_mm512_load_ps(b + i + 16), _mm512_mul_ps(vs, _mm512_load_ps(c + i + 16)));
-    _mm512_stream_ps(a + i, x0);
-    _mm512_stream_ps(a + i + 16, x1);
-  }
-  _mm_sfence();
-}
-
-float bench_read1__avx512(const float *a, size_t n) {
-  __m512 s0 = _mm512_setzero_ps(), s1 = s0, s2 = s0, s3 = s0;
-  for (size_t i = 0; i < n; i += 64) {
-    s0 = _mm512_add_ps(s0, _mm512_load_ps(a + i));
-    s1 = _mm512_add_ps(s1, _mm512_load_ps(a + i + 16));
-    s2 = _mm512_add_ps(s2, _mm512_load_ps(a + i + 32));
-    s3 = _mm512_add_ps(s3, _mm512_load_ps(a + i + 48));
-  }
-  return _mm512_reduce_add_ps(_mm512_add_ps(_mm512_add_ps(s0, s1), _mm512_add_ps(s2, s3)));
-}
