@@ -170,6 +170,8 @@ typedef void (*bench_range_fn)(int64_t lo, int64_t hi, void *ctx);
 /* sg__parallel_for's split, with `threads` OpenMP threads: chunks of grain items, serial when
    there is one chunk or one thread. */
 void bench_parallel_for(int64_t n, int64_t grain, int threads, bench_range_fn fn, void *ctx);
+/* Seconds on the monotonic clock, for the rows that time calls themselves. */
+double bench_now(void);
 /* How many chunks that makes: a threads:N benchmark is registered only when it is more than 1
    (the engine runs a single chunk on the calling thread). */
 int64_t bench_chunks(int64_t n, int64_t grain);

@@ -10,12 +10,10 @@
  * for the engine's share. The unary, binary, comparison and reduction entries come from
  * backend.h's op lists, so a new listed op (with its sg_<name> function) is benchmarked here
  * too. */
-#define _POSIX_C_SOURCE 200809L /* clock_gettime */
 #include <simdgrad/simdgrad.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include "bench.h"
 #include "roofline.h"
@@ -436,31 +434,25 @@ static void pair_backward(int64_t lo, int64_t hi, void *ctx) {
   k->bwd(k->dy + lo, k->x + lo, k->y + lo, k->dx + lo, (size_t)(hi - lo));
 }
 
-static double seconds_now(void) {
-  struct timespec t;
-  clock_gettime(CLOCK_MONOTONIC, &t);
-  return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
-}
-
 /* One taped call (forward, sg_tape_end with dy, disposal) in seconds; < 0 when it failed. */
 static double time_taped(const api_case *c, sg_tensor *const *in, sg_tensor *dy) {
-  double t0 = seconds_now();
+  double t0 = bench_now();
   sg_tape_begin();
   sg_tensor *out = c->op->call(in), *grad = NULL;
   sg_status s = sg_tape_end(out, dy, in, 1, &grad);
   sg_dispose(out);
   sg_dispose(grad);
-  double t = seconds_now() - t0;
+  double t = bench_now() - t0;
   return s == SG_OK ? t : -1;
 }
 
 /* The two kernels alone, split as the engine splits them, in seconds. */
 static double time_kernels(const api_case *c, kernel_pair *k) {
-  double t0 = seconds_now();
+  double t0 = bench_now();
   bench_parallel_for(c->n, bench_flat_grain(c->n), c->threads, pair_forward, k);
   bench_parallel_for(c->n, bench_flat_grain(c->n), c->threads, pair_backward, k);
   bench_clobber_memory();
-  return seconds_now() - t0;
+  return bench_now() - t0;
 }
 
 /* The taped op's best time over its two kernels' best: the tape's own share (allocation, page

@@ -15,7 +15,7 @@
  * (the rest is fork/join and waiting for the slower thread), and item_skew_pct, the slowest
  * item's time over the fastest one's, less 100. The packing's share is read with perf (the
  * command is in docs/kernels.md): its functions are the kernel's own, not a slot. */
-#define _POSIX_C_SOURCE 200809L /* nanosleep, clock_gettime */
+#define _POSIX_C_SOURCE 200809L /* nanosleep */
 #include <stdio.h>
 #include <stdlib.h>
 #include <time.h>
@@ -55,12 +55,6 @@ typedef struct mm_job {
   double *busy; /* NULL, or each item's summed seconds (items_of(j) <= MAX_TIMED_ITEMS) */
 } mm_job;
 
-static double now_s(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
-
 static size_t ceil_div(size_t a, size_t b) { return (a + b - 1) / b; }
 
 /* engine/op_matmul.c plan_blocks for one matrix (no batch, one gemm per block). */
@@ -90,10 +84,10 @@ static void mm_range(int64_t lo, int64_t hi, void *ctx) {
     size_t cols = j->n - j0 < j->cb ? j->n - j0 : j->cb;
     const float *a = j->a + (j->ta ? i0 : i0 * j->lda); /* op(A)'s rows i0.. */
     const float *b = j->b + (j->tb ? j0 * j->ldb : j0); /* op(B)'s columns j0.. */
-    double t0 = j->busy ? now_s() : 0;
+    double t0 = j->busy ? bench_now() : 0;
     j->be->gemm(rows, cols, j->k, a, j->lda, j->ta, b, j->ldb, j->tb, 0.0f, j->c + i0 * j->n + j0,
                 j->n);
-    if (j->busy) j->busy[item] += now_s() - t0; /* each item runs on one thread */
+    if (j->busy) j->busy[item] += bench_now() - t0; /* each item runs on one thread */
   }
 }
 

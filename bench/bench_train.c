@@ -13,13 +13,11 @@
  *   "engine.op_1elem.profiled" the 1-element sg_add of engine.op_1elem, alternately 4096 calls
  *                             without and 4096 with the profiler on (records ended and freed
  *                             after each batch, their cost included): both times per call. */
-#define _POSIX_C_SOURCE 200809L /* clock_gettime */
 #include <simdgrad/profile.h>
 #include <simdgrad/simdgrad.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include "bench.h"
 #include "models.h"
@@ -61,12 +59,6 @@ static void make_batch(const fm_model *m, sg_tensor **x, sg_tensor **y) {
   sg_dispose(idx);
 }
 
-static double now_s(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
-
 /* Seconds spent without [0] and with [1] the profiler, for the alternating cases. */
 typedef struct onoff {
   double s[2];
@@ -90,11 +82,11 @@ static const char *run_steps(bench_state *st, train_kind kind, onoff *t) {
   if (!error && fm_train_step(&m, opt, x, y, NULL) != SG_OK) error = sg_last_error();
   while (!error && bench_keep_running(st)) {
     for (int on = 0; on <= (kind == MLP_PROFILED) && !error; on++) {
-      double t0 = now_s();
+      double t0 = bench_now();
       if (on && sg_profile_begin() != SG_OK) error = sg_last_error();
       if (!error && fm_train_step(&m, opt, x, y, NULL) != SG_OK) error = sg_last_error();
       if (on) sg_profile_free(sg_profile_end());
-      t->s[on] += now_s() - t0;
+      t->s[on] += bench_now() - t0;
     }
   }
   sg_dispose(x);
@@ -115,9 +107,9 @@ static const char *run_conv(bench_state *st, train_kind kind, double *bwd_s) {
   while (bench_keep_running(st)) {
     if (kind == CONV_TAPE) sg_tape_begin();
     sg_tensor *out = sg_conv2d(x, f, NULL, SG_PADDING_SAME, NULL, NULL);
-    double t0 = now_s();
+    double t0 = bench_now();
     if (kind == CONV_TAPE && sg_tape_end(out, NULL, in, 2, grads) != SG_OK) return sg_last_error();
-    *bwd_s += now_s() - t0;
+    *bwd_s += bench_now() - t0;
     if (!out) return sg_last_error();
     sg_dispose(out);
     if (kind == CONV_TAPE) sg_dispose(grads[0]), sg_dispose(grads[1]);
@@ -133,7 +125,7 @@ static const char *run_op_profiled(bench_state *st, onoff *t) {
   const char *error = NULL;
   while (!error && bench_keep_running_batch(st, 2 * OP_BATCH)) {
     for (int on = 0; on <= 1 && !error; on++) {
-      double t0 = now_s();
+      double t0 = bench_now();
       if (on && sg_profile_begin() != SG_OK) error = sg_last_error();
       for (int i = 0; !error && i < OP_BATCH; i++) {
         sg_tensor *c = sg_add(a, b);
@@ -141,7 +133,7 @@ static const char *run_op_profiled(bench_state *st, onoff *t) {
         sg_dispose(c);
       }
       if (on) sg_profile_free(sg_profile_end());
-      t->s[on] += now_s() - t0;
+      t->s[on] += bench_now() - t0;
     }
   }
   return error;

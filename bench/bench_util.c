@@ -218,7 +218,7 @@ void bench_report(bench_state *st, const bench_work *w) {
   bench_set_label(st, label);
 }
 
-static double now_s(void) {
+double bench_now(void) {
   struct timespec ts;
   clock_gettime(CLOCK_MONOTONIC, &ts);
   return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
@@ -227,11 +227,11 @@ static double now_s(void) {
 /* Best of at least 16 calls and 5 ms: a few microseconds each, so noise (an interrupt, the
    other core's neighbour) spoils some calls but rarely the best. */
 double bench_kernel_seconds(void (*fn)(int64_t lo, int64_t hi, void *ctx), int64_t n, void *ctx) {
-  double best = 0, start = now_s();
-  for (int rep = 0; rep < 16 || now_s() - start < 5e-3; rep++) {
-    double t0 = now_s();
+  double best = 0, start = bench_now();
+  for (int rep = 0; rep < 16 || bench_now() - start < 5e-3; rep++) {
+    double t0 = bench_now();
     fn(0, n, ctx);
-    double t = now_s() - t0;
+    double t = bench_now() - t0;
     if (rep == 0 || t < best) best = t;
     if (rep > 4096) break;
   }

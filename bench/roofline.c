@@ -4,7 +4,7 @@
  * loop on its own share of the footprint; a figure is the best of a few samples (the least
  * disturbed by the machine's other work). Figures that break what the hardware guarantees
  * (roof_check) are measured again, and if still inconsistent, marked: never replaced. */
-#define _POSIX_C_SOURCE 200809L /* clock_gettime, sysconf */
+#define _POSIX_C_SOURCE 200809L /* sysconf */
 #include "roofline.h"
 
 #include <omp.h>
@@ -12,7 +12,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "bench.h"
@@ -86,12 +85,6 @@ static int g_remeasured, g_inconsistent; /* points (and peaks) measured again; s
 /* Read at run time, so the compiler cannot fold the loops: a = 0.5 a + 0.5 stays near 1. */
 static volatile float g_c = 0.5f, g_b = 0.5f, g_sink;
 
-static double now(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
-
 /* The data (or unified) cache of a level as sysfs has it for cpu0; 0 if it has none. */
 static size_t sysfs_cache(int level) {
   size_t found = 0;
@@ -145,9 +138,9 @@ static double loop_rate(double (*loop)(int64_t, float, float, float *), int thre
     for (int trial = 0; trial < trials; trial++) {
 #pragma omp barrier
       float sink;
-      double t0 = now();
+      double t0 = bench_now();
       double f = loop(iters, g_c, g_b, &sink);
-      t[(size_t)tid * (size_t)trials + (size_t)trial] = now() - t0;
+      t[(size_t)tid * (size_t)trials + (size_t)trial] = bench_now() - t0;
       if (sink == 0.0f) g_sink = sink; /* never true: keeps the result live */
       if (trial == 0) flops += f;      /* per sample, all threads */
     }
@@ -238,24 +231,24 @@ static double bandwidth(const isa_roof *isa, float *buf, int threads, double foo
     for (int trial = 0; trial < trials; trial++) {
 #pragma omp barrier
       if (!chunked) {
-        double t0 = now();
+        double t0 = bench_now();
         for (int r = 0; r < reps; r++) {
           if (triad)
             triad_fn(a, b, c, n, g_c);
           else
             sum += read_fn(buf + off, n);
         }
-        best[(size_t)tid * stride + (size_t)trial] = now() - t0;
+        best[(size_t)tid * stride + (size_t)trial] = bench_now() - t0;
         continue;
       }
       for (size_t k = 0; k < chunks; k++) {
         size_t lo = k * chunk, len = lo + chunk < n ? chunk : n - lo;
-        double t0 = now();
+        double t0 = bench_now();
         if (triad)
           triad_fn(a + lo, b + lo, c + lo, len, g_c);
         else
           sum += read_fn(buf + off + lo, len);
-        double t = now() - t0;
+        double t = bench_now() - t0;
         if (t < best[(size_t)tid * stride + k]) best[(size_t)tid * stride + k] = t;
       }
     }
@@ -305,7 +298,7 @@ static int trials_at(double footprint, int threads, bool quick) {
 }
 
 void roofline_measure(const int *threads, int n, bool quick) {
-  double t0 = now();
+  double t0 = bench_now();
   g_quick = quick;
   g_n_threads = n > 2 ? 2 : n;
   for (int i = 0; i < g_n_threads; i++) g_threads[i] = threads[i];
@@ -395,7 +388,7 @@ void roofline_measure(const int *threads, int n, bool quick) {
   }
   free(buf);
   g_measured = true;
-  g_seconds = now() - t0;
+  g_seconds = bench_now() - t0;
   fprintf(stderr,
           "simdgrad_bench: measured the roofline in %.1f s (bandwidth at %d footprints up to %.0f "
           "MiB; %d figures measured again, %d marked inconsistent)\n",
