@@ -96,6 +96,7 @@ static inline vmask vle(vf a, vf b) { return _mm256_cmp_ps(a, b, _CMP_LE_OQ); }
 static inline vmask veq(vf a, vf b) { return _mm256_cmp_ps(a, b, _CMP_EQ_OQ); }
 static inline vmask vneq(vf a, vf b) { return _mm256_cmp_ps(a, b, _CMP_NEQ_UQ); }
 static inline vmask visnan(vf a) { return _mm256_cmp_ps(a, a, _CMP_UNORD_Q); }
+static inline vmask vunord(vf a, vf b) { return _mm256_cmp_ps(a, b, _CMP_UNORD_Q); }
 static inline vmask vmask_or(vmask a, vmask b) { return _mm256_or_ps(a, b); }
 static inline vmask vmask_and(vmask a, vmask b) { return _mm256_and_ps(a, b); }
 static inline int vmask_any(vmask m) { return _mm256_movemask_ps(m) != 0; }

@@ -128,6 +128,9 @@ static inline vmask vle(vf a, vf b) { return vcleq_f32(a, b); }
 static inline vmask veq(vf a, vf b) { return vceqq_f32(a, b); }
 static inline vmask vneq(vf a, vf b) { return vmvnq_u32(vceqq_f32(a, b)); }
 static inline vmask visnan(vf a) { return vmvnq_u32(vceqq_f32(a, a)); }
+static inline vmask vunord(vf a, vf b) {
+  return vmvnq_u32(vandq_u32(vceqq_f32(a, a), vceqq_f32(b, b)));
+}
 static inline vmask vmask_or(vmask a, vmask b) { return vorrq_u32(a, b); }
 static inline vmask vmask_and(vmask a, vmask b) { return vandq_u32(a, b); }
 static inline int vmask_any(vmask m) { return vmaxvq_u32(m) != 0; }
