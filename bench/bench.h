@@ -28,6 +28,10 @@
 static inline int64_t bench_flat_grain(int64_t n) {
   return n >= 2 * BENCH_STREAM_CHUNK ? BENCH_STREAM_CHUNK : BENCH_GRAIN;
 }
+/* The engine's chunks of a unary kernel's pass (`slot`: "tanh", "tanh_backward", ...): finer
+   for the costly kernels of engine/unary_cost.h below the streaming sizes, bench_flat_grain
+   for the rest. Compares names: call it when a case is set up, not in its loop. */
+int64_t bench_unary_grain(const char *slot, int64_t n);
 /* Row length of the [rows, cols] cases (reductions, softmax, cross-entropy, row shape ops). */
 #define BENCH_COLS 1024
 

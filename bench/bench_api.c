@@ -410,14 +410,17 @@ static roof_work api_traffic(const api_case *c) {
 typedef struct kernel_pair {
   sg_unary_kernel fwd;
   sg_unary_backward_kernel bwd;
+  int64_t fwd_grain, bwd_grain; /* the engine's chunks of each */
   const float *x, *dy;
   float *y, *dx;
 } kernel_pair;
 
-static bool kernel_pair_of(const sg_backend *be, const char *op, kernel_pair *k) {
+static bool kernel_pair_of(const sg_backend *be, const char *op, int64_t n, kernel_pair *k) {
 #define PAIR_OF_(name, saved, doc)                                                                 \
   if (strcmp(op, #name) == 0) {                                                                    \
     k->fwd = be->name, k->bwd = be->name##_backward;                                               \
+    k->fwd_grain = bench_unary_grain(#name, n);                                                    \
+    k->bwd_grain = bench_unary_grain(#name "_backward", n);                                        \
     return k->fwd && k->bwd;                                                                       \
   }
   SG_FOR_EACH_UNARY_OP(PAIR_OF_)
@@ -449,8 +452,8 @@ static double time_taped(const api_case *c, sg_tensor *const *in, sg_tensor *dy)
 /* The two kernels alone, split as the engine splits them, in seconds. */
 static double time_kernels(const api_case *c, kernel_pair *k) {
   double t0 = bench_now();
-  bench_parallel_for(c->n, bench_flat_grain(c->n), c->threads, pair_forward, k);
-  bench_parallel_for(c->n, bench_flat_grain(c->n), c->threads, pair_backward, k);
+  bench_parallel_for(c->n, k->fwd_grain, c->threads, pair_forward, k);
+  bench_parallel_for(c->n, k->bwd_grain, c->threads, pair_backward, k);
   bench_clobber_memory();
   return bench_now() - t0;
 }
@@ -463,7 +466,7 @@ static double time_kernels(const api_case *c, kernel_pair *k) {
    taped op gets what the engine gives it. 0 when the backend lacks a kernel or a call failed. */
 static double tape_over_kernels(const api_case *c, sg_tensor *const *in, sg_tensor *dy) {
   kernel_pair k;
-  if (!kernel_pair_of(c->be, c->op->name, &k)) return 0;
+  if (!kernel_pair_of(c->be, c->op->name, c->n, &k)) return 0;
   size_t n = (size_t)c->n;
   float *y = bench_alloc(4 * n), *dx = bench_alloc(4 * n);
   k.x = sg_data_f32(in[0]), k.dy = sg_data_f32(dy), k.y = y, k.dx = dx;

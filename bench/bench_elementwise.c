@@ -271,6 +271,27 @@ double bench_ew_rate(const sg_backend *be, const char *slot) {
   return rate;
 }
 
+/* The engine's chunks: a same-shape binary op, a unary op (forward or backward, leaky_relu and
+   clip too) and a fill from 2 x BENCH_STREAM_CHUNK elements on run in chunks of
+   BENCH_STREAM_CHUNK (engine/engine.h, sg__flat_grain), the costly unary kernels in finer
+   chunks below that (engine/unary_cost.h), everything else in BENCH_GRAIN. */
+static int64_t grain_of(const ew_op *op, int64_t n) {
+  switch (op->kind) {
+  case EW_UNARY:
+  case EW_UNARY_BWD:
+    return bench_unary_grain(op->slot, n);
+  case EW_LEAKY:
+  case EW_LEAKY_BWD:
+  case EW_CLIP:
+  case EW_CLIP_BWD:
+  case EW_BINARY:
+  case EW_FILL:
+    return bench_flat_grain(n);
+  default:
+    return BENCH_GRAIN;
+  }
+}
+
 static void run_ew(bench_state *st, void *arg) {
   const ew_case *c = arg;
   const ew_op *op = c->op;
@@ -281,12 +302,7 @@ static void run_ew(bench_state *st, void *arg) {
      is a few milliseconds, which a neighbour's burst can spoil. */
   bool opaque = bench_kernel_opaque(op->slot, c->be->name);
   double rate = opaque ? ew_rate(&j, c->n) : 0;
-  /* The engine's chunks: a same-shape binary op, a unary op (forward or backward) and a fill
-     from 2 x BENCH_STREAM_CHUNK elements on run in chunks of BENCH_STREAM_CHUNK (engine/engine.h,
-     sg__flat_grain), everything else in BENCH_GRAIN. */
-  bool flat = op->kind == EW_BINARY || op->kind == EW_FILL || op->kind == EW_UNARY ||
-              op->kind == EW_UNARY_BWD;
-  int64_t grain = flat ? bench_flat_grain(c->n) : BENCH_GRAIN;
+  int64_t grain = grain_of(op, c->n);
   while (bench_keep_running(st)) {
     bench_parallel_for(c->n, grain, c->threads, ew_range, &j);
     bench_clobber_memory();
@@ -331,7 +347,8 @@ void bench_register_elementwise(void) {
       char shape[32];
       snprintf(shape, sizeof shape, "%lld", (long long)n);
       for (int t = 0; t < nt; t++) {
-        if (threads[t] > 1 && bench_chunks(n, BENCH_GRAIN) < 2) continue; /* serial in the engine */
+        if (threads[t] > 1 && bench_chunks(n, grain_of(&k_ops[o], n)) < 2)
+          continue; /* serial in the engine */
         for (int b = 0; b < nb; b++) {
           ew_case *c = malloc(sizeof *c);
           if (!c) abort();

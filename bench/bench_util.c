@@ -4,6 +4,7 @@
 #define _DEFAULT_SOURCE /* madvise, clock_gettime */
 #include <omp.h>
 #include <simdgrad/simdgrad.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -11,6 +12,7 @@
 #include <time.h>
 
 #include "bench.h"
+#include "engine/unary_cost.h"
 #include "roofline.h"
 
 #define HUGE_PAGE ((size_t)2 << 20)
@@ -128,6 +130,19 @@ void bench_rows_of(int64_t n, int64_t *rows, int64_t *cols) {
 int64_t bench_chunks(int64_t n, int64_t grain) {
   if (n <= 0) return 0;
   return grain < 1 ? n : (n + grain - 1) / grain;
+}
+
+int64_t bench_unary_grain(const char *slot, int64_t n) {
+  if (n >= 2 * BENCH_STREAM_CHUNK) return BENCH_STREAM_CHUNK;
+  size_t len = strlen(slot);
+  bool backward = len > 9 && strcmp(slot + len - 9, "_backward") == 0;
+  if (backward) len -= 9;
+#define COSTLY_(name, fwd, bwd)                                                                    \
+  if (len == sizeof #name - 1 && strncmp(slot, #name, len) == 0 && (backward ? bwd : fwd))         \
+    return SG_GRAIN_COSTLY;
+  SG_FOR_EACH_COSTLY_UNARY(COSTLY_)
+#undef COSTLY_
+  return BENCH_GRAIN;
 }
 
 int64_t bench_rows_grain(int64_t row) {

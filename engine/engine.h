@@ -23,6 +23,7 @@
 #include <stdatomic.h>
 
 #include "engine/alloc.h"
+#include "engine/unary_cost.h"
 
 #define SG_TENSOR_LIVE 0x5347544eu /* "SGTN" */
 #define SG_TENSOR_DEAD 0xdeadbeefu
@@ -159,6 +160,11 @@ void sg__set_chunk_hook(void (*hook)(void *ctx), void *ctx);
 #define SG_STREAM_CHUNK ((int64_t)2 << 20)
 static inline int64_t sg__flat_grain(int64_t n) {
   return n >= 2 * SG_STREAM_CHUNK ? SG_STREAM_CHUNK : SG_GRAIN_ELEMENTWISE;
+}
+/* sg__flat_grain for a kernel of engine/unary_cost.h's list, which is split finer below the
+   streaming sizes. */
+static inline int64_t sg__flat_grain_costly(int64_t n) {
+  return n >= 2 * SG_STREAM_CHUNK ? SG_STREAM_CHUNK : SG_GRAIN_COSTLY;
 }
 /* y[0, n) = v, through the backend's fill over the engine's threads. */
 void sg__fill(float *y, int64_t n, float v);

@@ -84,6 +84,44 @@ static int chunks_of_exp(sg_tensor *x) {
   return atomic_load(&g_seen.chunks);
 }
 
+/* ---- How finely an op is split ------------------------------------------------------------- */
+
+/* Chunks the forward op(x) takes, and then its backward through the tape with a given dy (a
+   dy of NULL would add the fill of its uniform blocks). */
+static void chunks_of_unary(sg_tensor *(*op)(sg_tensor *), sg_tensor *x, int *fwd, int *bwd) {
+  sg_tensor *dy = sg_random_uniform(sg_shape(x), sg_rank(x), -1.0f, 1.0f, 6);
+  watch();
+  cr_assert_eq(sg_tape_begin(), SG_OK);
+  sg_tensor *y = op(x), *dx = NULL;
+  *fwd = atomic_load(&g_seen.chunks);
+  atomic_store(&g_seen.chunks, 0);
+  cr_assert_eq(sg_tape_end(y, dy, &x, 1, &dx), SG_OK, "%s", sg_last_error());
+  *bwd = atomic_load(&g_seen.chunks);
+  sg__set_chunk_hook(NULL, NULL);
+  sg_dispose(y);
+  sg_dispose(dx);
+  sg_dispose(dy);
+}
+
+/* The costly kernels of engine/unary_cost.h are split finer than cheap elementwise work, so
+   that 2^15 elements of tanh take both cores: two chunks there, where relu (and tanh's own
+   backward, a multiply-add) keeps one up to 2^16. gelu's backward is costly too. */
+Test(host_threads, costly_unary_kernels_split_finer) {
+  const int64_t n = 1 << 15;
+  sg_tensor *x = sg_random_uniform(&n, 1, -2.0f, 2.0f, 5);
+  int fwd, bwd;
+  chunks_of_unary(sg_tanh, x, &fwd, &bwd);
+  cr_assert_eq(fwd, 2, "tanh of 2^15 ran in %d chunks", fwd);
+  cr_assert_eq(bwd, 1, "tanh's backward on 2^15 ran in %d chunks", bwd);
+  chunks_of_unary(sg_gelu, x, &fwd, &bwd);
+  cr_assert_eq(fwd, 2, "gelu of 2^15 ran in %d chunks", fwd);
+  cr_assert_eq(bwd, 2, "gelu's backward on 2^15 ran in %d chunks", bwd);
+  chunks_of_unary(sg_relu, x, &fwd, &bwd);
+  cr_assert_eq(fwd, 1, "relu of 2^15 ran in %d chunks", fwd);
+  cr_assert_eq(bwd, 1, "relu's backward on 2^15 ran in %d chunks", bwd);
+  sg_dispose(x);
+}
+
 /* ---- Inside a host OpenMP region ------------------------------------------------------------- */
 
 /* With nesting on, the old engine opened a team of sg_threads() per host thread (2 x 2 threads
