@@ -97,13 +97,14 @@ void bench_leave(const bench_engine_state *saved);
 /* ---- Work and counters ---- */
 
 typedef struct bench_work {
-  double flops;     /* per iteration, as the kernels execute them (bench_kernel_flops); 0 for pure
-                       data movement */
-  double bytes;     /* read + written per iteration by the kernels that run (each buffer once per
-                       pass, no write-allocate: roof_model.h) */
-  double written;   /* of which written */
-  double footprint; /* distinct bytes one iteration touches; 0: bytes */
-  double items;     /* per iteration: elements of the output, or ops for engine overhead */
+  double flops;   /* per iteration, as the kernels execute them (bench_kernel_flops); 0 for pure
+                     data movement */
+  double bytes;   /* read + written per iteration by the kernels that run (each buffer once per
+                     pass, no write-allocate: roof_model.h) */
+  double written; /* of which written */
+  double written_in_place; /* of which stored over data the same pass read (roof_model.h) */
+  double footprint;        /* distinct bytes one iteration touches; 0: bytes */
+  double items;            /* per iteration: elements of the output, or ops for engine overhead */
   /* Kernels that call a library function (bench_kernel_opaque): their least time, from their
      own rate with the data in cache (bench_kernel_rate), and the nominal FLOPs of theirs that
      `flops` holds, which the roof leaves out for that time (roof_model.h, kernel_s). */

@@ -395,10 +395,13 @@ static roof_work api_traffic(const api_case *c) {
     break;
   case L_STEP: /* in place: w and g in, w out; momentum and adam also read and write state */
     if (strcmp(op->name, "sgd_step") == 0)
-      return (roof_work){.read = 8 * n, .written = 4 * n, .footprint = 8 * n};
+      return (roof_work){
+          .read = 8 * n, .written = 4 * n, .written_in_place = 4 * n, .footprint = 8 * n};
     if (strcmp(op->name, "momentum_step") == 0)
-      return (roof_work){.read = 12 * n, .written = 8 * n, .footprint = 12 * n};
-    return (roof_work){.read = 16 * n, .written = 12 * n, .footprint = 16 * n};
+      return (roof_work){
+          .read = 12 * n, .written = 8 * n, .written_in_place = 8 * n, .footprint = 12 * n};
+    return (roof_work){
+        .read = 16 * n, .written = 12 * n, .written_in_place = 12 * n, .footprint = 16 * n};
   }
   if (!op->grads) return f;
   return roof_tape_work(&f, &b, seed, grad_is_view(op->name));
@@ -566,6 +569,7 @@ static void run_api(bench_state *st, void *arg) {
                   .insns = insns,
                   .bytes = tr.read + tr.written,
                   .written = tr.written,
+                  .written_in_place = tr.written_in_place,
                   .footprint = tr.footprint,
                   .items = items,
                   .isa = roofline_isa_of(c->be->name),

@@ -308,10 +308,13 @@ static void run_ew(bench_state *st, void *arg) {
     bench_clobber_memory();
   }
   ew_traffic tr = traffic_per_element(op);
+  /* The optimizer updates store every output over an input (w, m, v). */
+  bool in_place = op->kind == EW_SGD || op->kind == EW_MOMENTUM || op->kind == EW_ADAM;
   bench_work w = {.flops = bench_kernel_flops(op->slot, c->be->name) * (double)n,
                   .kernel_s = opaque ? fmin(rate, ew_rate(&j, c->n)) * (double)n / c->threads : 0,
                   .bytes = (tr.read + tr.written) * (double)n,
                   .written = tr.written * (double)n,
+                  .written_in_place = in_place ? tr.written * (double)n : 0,
                   .footprint = tr.footprint * (double)n,
                   .items = (double)n,
                   .isa = roofline_isa_of(c->be->name),

@@ -189,6 +189,7 @@ void bench_report(bench_state *st, const bench_work *w) {
                   .kernel_s = w->kernel_s,
                   .read = w->bytes - w->written,
                   .written = w->written,
+                  .written_in_place = w->written_in_place,
                   .footprint = w->footprint > 0 ? w->footprint : w->bytes,
                   .insns = w->insns};
   for (int k = 0; k < ROOF_N_CLASSES; k++) rw.cls[k] = w->cls[k];

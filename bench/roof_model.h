@@ -138,8 +138,12 @@ typedef struct roof_work {
      function: SLEEF, libm): their own rate measured on data in cache, times the size; added to
      flops / peak, and flops leaves their part out. 0: none. */
   double kernel_s;
-  double read;      /* bytes */
-  double written;   /* bytes */
+  double read;    /* bytes */
+  double written; /* bytes */
+  /* Of `written`, the bytes stored back over data the same call read (an optimizer's update in
+     place): no write-allocate, and the write-back of a line the core already holds leaves the
+     core's loads their full rate, so only the reads and the other writes are timed. */
+  double written_in_place;
   double footprint; /* distinct bytes; 0: read + written */
   /* Vector instructions the kernels issue, in all and per class (bench/kernel_issued.inc);
      0: not counted, no issue bound. */
@@ -164,7 +168,8 @@ typedef struct roof_verdict {
   double pipes_s;   /* the last of those: the FMA pipes' time; 0 where not measured */
   int issue_class;  /* the term that is issue_s: a class, ROOF_N_CLASSES (the total) or
                        ROOF_FMA_PIPES */
-  double memory_s;  /* read / read bandwidth + written x cost of a written byte */
+  double memory_s;  /* read / read bandwidth + written x cost of a written byte (the bytes
+                       written in place left out) */
   roof_level level; /* where the footprint lives (for the label) */
   unsigned flags;   /* ROOF_FLAG_INCONSISTENT when the bound used a bad figure */
 } roof_verdict;

@@ -113,6 +113,20 @@ Test(roof_model, judge_by_footprint_and_mix) {
   v = roof_judge(&f, &c, 1, &wr);
   double at12 = roof_interp(f.n, f.footprint, f.read, 12.0 * MIB, NULL, NULL);
   cr_expect_float_eq(v.bandwidth, at12, 1e3);
+  /* An update in place (w and g in, w out, as SGD): the write-back is not timed, the reads at
+     the read curve; the bandwidth counts every byte moved. */
+  roof_work ip = {.read = 8.0 * MIB,
+                  .written = 4.0 * MIB,
+                  .written_in_place = 4.0 * MIB,
+                  .footprint = 8.0 * MIB};
+  v = roof_judge(&f, &c, 1, &ip);
+  double at8 = roof_interp(f.n, f.footprint, f.read, 8.0 * MIB, NULL, NULL);
+  cr_expect_float_eq(v.memory_s, 8.0 * MIB / at8, 1e-12);
+  cr_expect_float_eq(v.bandwidth, 12.0 * MIB / v.memory_s, 1e3);
+  /* The same traffic written elsewhere is a triad's mix, timed as one. */
+  ip.written_in_place = 0;
+  v = roof_judge(&f, &c, 1, &ip);
+  cr_expect_gt(v.memory_s, 8.0 * MIB / at8 * 1.1);
   /* Compute-bound: FLOPs over the peak. */
   roof_work cb = {.flops = 1e9, .read = 1.0 * MIB, .written = 0.5 * MIB};
   v = roof_judge(&f, &c, 1, &cb);
