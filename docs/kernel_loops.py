@@ -23,7 +23,9 @@ the kernel-loops markers of the given file.
 main loop of each unary kernel (unary_<isa>.c.o) issues to the vector pipes, for AVX2 and
 AVX-512: every instruction with a vector register except loads, stores, broadcasts from memory
 and register-to-register moves (which x86 cores of this decade eliminate at rename); loop
-control runs on the integer pipes and is not counted either; in all and per class (CLASSES:
+control runs on the integer pipes and is not counted either. A kernel with no single-block
+loop (its loop branches between a fast and a slow path) counts the fast path (hot_cycle). In all
+and per class (CLASSES:
 FMA and multiply, addition, min/max, compare, blend, shuffle, shift, integer logic, conversion,
 rounding, scalef, division, square root). The bench divides each count by the rate it measures
 at start-up for that class, and the total by its combined rate (docs/bench.md, "The issue
@@ -259,9 +261,11 @@ def issued_table(avx2_dir, avx512_dir):
             if not m:
                 continue
             block = main_loop(isa, funcs, name)
+            elements = stride_bytes(isa, block) // 4 if block else 0
+            if not block:  # no single-block loop: the fast path of a loop that branches
+                block, elements = hot_cycle(isa, funcs[name]) or (None, 0)
             if not block or any(isa.call.match(x) for x in block):
                 continue
-            elements = stride_bytes(isa, block) // 4
             if not elements:
                 continue
             n, per = issued(isa, block)
@@ -285,6 +289,59 @@ def loops(isa, body):
         if sum(1 for x in block if isa.branch.match(x)) == 1:
             found.append(block)
     return found
+
+
+def hot_cycle(isa, body):
+    """For a loop whose body branches (a fast path beside a slow one, as vexp's |x| < 87 test on
+    AVX2): per backward jump, the path with the fewest instructions from its target back to it,
+    following fall-throughs and jumps inside the function. Of these cycles, the one with the
+    most vector stores to memory other than the stack, then the fewest instructions: the main
+    loop's fast path. Returns (instructions, elements per iteration: VN per such store), or
+    None; not for a function that calls another (its loop is the callee's)."""
+    if any(t.startswith("call") for _, t in body):
+        return None
+    index = {a: i for i, (a, _) in enumerate(body)}
+    jump = re.compile(r"^(j\w+)\s+([0-9a-f]+) <")
+
+    def successors(i):
+        m = jump.match(body[i][1])
+        if body[i][1].startswith("ret"):
+            return []
+        out = [] if m and m.group(1) == "jmp" else [i + 1]
+        if m and int(m.group(2), 16) in index:
+            out.append(index[int(m.group(2), 16)])
+        return [j for j in out if j < len(body)]
+
+    def out_stores(path):
+        return sum(1 for x in path
+                   if (isa.vec_mem(x) or ("", 0, ""))[0] == "st" and "%rsp" not in x)
+
+    best = None
+    for i, (addr, t) in enumerate(body):
+        m = jump.match(t)
+        if not m or int(m.group(2), 16) > addr or int(m.group(2), 16) not in index:
+            continue
+        start = index[int(m.group(2), 16)]
+        prev, frontier = {start: None}, [start]
+        while frontier and i not in prev:  # breadth first: every instruction costs one
+            nxt = []
+            for k in frontier:
+                for j in successors(k):
+                    if j not in prev:
+                        prev[j] = k
+                        nxt.append(j)
+            frontier = nxt
+        if i not in prev:
+            continue
+        path, k = [], i
+        while k is not None:
+            path.append(body[k][1])
+            k = prev[k]
+        path.reverse()
+        key = (out_stores(path), -len(path))
+        if key[0] and (best is None or key > best[0]):
+            best = (key, path)
+    return (best[1], isa.vn * best[0][0]) if best else None
 
 
 def main_loop(isa, funcs, name, seen=None):
