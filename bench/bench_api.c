@@ -641,8 +641,10 @@ void bench_register_api(void) {
       }
       for (int t = 0; t < nt; t++) {
         /* Threads only where the engine splits the op: above one chunk of work (a matmul: from
-           2 x 2^21 multiply-adds, engine/op_matmul.c). */
-        if (threads[t] > 1 && (mat ? (double)n * n * n < 2.0 * (1 << 21) : n <= BENCH_GRAIN))
+           2 x 2^21 multiply-adds, engine/op_matmul.c; a costly unary op above 2^14 elements,
+           engine/unary_cost.h: bench_unary_grain, which gives any other name the flat grain). */
+        if (threads[t] > 1 &&
+            (mat ? (double)n * n * n < 2.0 * (1 << 21) : n <= bench_unary_grain(op->name, n)))
           continue;
         for (int b = 0; b < nb; b++) {
           api_case *c = malloc(sizeof *c);

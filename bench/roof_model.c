@@ -207,6 +207,7 @@ roof_work roof_tape_work(const roof_work *fwd, const roof_work *bwd, double seed
     for (int k = 0; k < ROOF_N_CLASSES; k++) w.cls[k] += bwd->cls[k];
     w.read += bwd->read;
     w.written += bwd->written;
+    w.written_in_place += bwd->written_in_place;
     w.footprint += bwd->written;
   }
   return w;

@@ -295,8 +295,8 @@ def hot_cycle(isa, body):
     """For a loop whose body branches (a fast path beside a slow one, as vexp's |x| < 87 test on
     AVX2): per backward jump, the path with the fewest instructions from its target back to it,
     following fall-throughs and jumps inside the function. Of these cycles, the one with the
-    most vector stores to memory other than the stack, then the fewest instructions: the main
-    loop's fast path. Returns (instructions, elements per iteration: VN per such store), or
+    most vector stores to memory other than the stack (a spill through %rsp or %rbp), then the
+    fewest instructions: the main loop's fast path. Returns (instructions, elements per iteration: VN per such store), or
     None; not for a function that calls another (its loop is the callee's)."""
     if any(t.startswith("call") for _, t in body):
         return None
@@ -314,7 +314,8 @@ def hot_cycle(isa, body):
 
     def out_stores(path):
         return sum(1 for x in path
-                   if (isa.vec_mem(x) or ("", 0, ""))[0] == "st" and "%rsp" not in x)
+                   if (isa.vec_mem(x) or ("", 0, ""))[0] == "st"
+                   and "%rsp" not in x and "%rbp" not in x)
 
     best = None
     for i, (addr, t) in enumerate(body):
