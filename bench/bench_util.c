@@ -133,7 +133,8 @@ int64_t bench_chunks(int64_t n, int64_t grain) {
 }
 
 int64_t bench_unary_grain(const char *slot, int64_t n) {
-  if (n >= 2 * BENCH_STREAM_CHUNK) return BENCH_STREAM_CHUNK;
+  int64_t flat = bench_flat_grain(n);
+  if (flat != BENCH_GRAIN) return flat; /* the streaming sizes, costly or not */
   size_t len = strlen(slot);
   bool backward = len > 9 && strcmp(slot + len - 9, "_backward") == 0;
   if (backward) len -= 9;
@@ -142,7 +143,7 @@ int64_t bench_unary_grain(const char *slot, int64_t n) {
     return SG_GRAIN_COSTLY;
   SG_FOR_EACH_COSTLY_UNARY(COSTLY_)
 #undef COSTLY_
-  return BENCH_GRAIN;
+  return flat;
 }
 
 int64_t bench_rows_grain(int64_t row) {
