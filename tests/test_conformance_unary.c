@@ -128,6 +128,57 @@ static void unary_streamed(const ucall *u, bool backward) {
   }
 }
 
+/* Every loop of a kernel (unrolled, staged, streamed, one vector at a time, the masked tail)
+   must evaluate the same expression: each element of a long call has the bits of that element
+   computed alone, which is a one-element call, the masked tail (NaN matching NaN: which NaN an
+   x86 operation returns depends on its operand order). This is what keeps a lane's
+   result from depending on where it sits (docs/floating-point.md); it would catch, say, a staged
+   op (simd_unary.inc) whose two stages do not add up to its one-vector form. On n = 1000 every
+   element; on a streamed size every 1009th and the first and last 64. */
+static bool sampled(size_t i, size_t n) {
+  return n <= BIG || i < 64 || n - i <= 64 || i % 1009 == 0;
+}
+
+static void unary_loops_agree(const ucall *u, size_t n, bool backward) {
+  char slot[96];
+  snprintf(slot, sizeof slot, backward ? "%s_backward" : "%s", u->slot);
+  const tol *t = tol_for(u->slot);
+  seed(case_seed(slot, n, 0, P_SPECIAL));
+  float *x = fnew(n), *y = fnew(n), *dy = fnew(n), *all = fnew(n), *alone = fnew(n);
+  gen(x, n, t->lo, t->hi, P_SPECIAL, 1);
+  gen(dy, n, -1, 1, P_SPECIAL, 5);
+  ucall_fwd(ref_backend(), u, x, y, n);
+  const float *xs = u->saved == SV_X ? x : NULL, *ys = u->saved == SV_Y ? y : NULL;
+  FOR_EACH_BACKEND(be) {
+    cctx c;
+    ctx_init(&c, be, slot, "loops against one-element calls", "n=%zu", n);
+    ctx_input(&c, 0, backward ? "dy" : "x", backward ? dy : x, 1);
+    if (backward) ctx_input(&c, 1, "x", x, 1);
+    if (backward)
+      ucall_bwd(be, u, dy, xs, ys, all, n);
+    else
+      ucall_fwd(be, u, x, all, n);
+    for (size_t i = 0; i < n; i++) {
+      alone[i] = all[i];
+      if (!sampled(i, n)) continue;
+      if (backward)
+        ucall_bwd(be, u, dy + i, xs ? xs + i : NULL, ys ? ys + i : NULL, alone + i, 1);
+      else
+        ucall_fwd(be, u, x + i, alone + i, 1);
+    }
+    for (size_t i = 0; i < n; i++)
+      if (bits_of(all[i]) != bits_of(alone[i]) && !(isnan(all[i]) && isnan(alone[i])) &&
+          failure_at(&c, i, "[%zu] x=%.9g: %.9g (0x%08x) in the long call, %.9g (0x%08x) alone", i,
+                     x[i], all[i], bits_of(all[i]), alone[i], bits_of(alone[i])))
+        break;
+  }
+  free(x);
+  free(y);
+  free(dy);
+  free(all);
+  free(alone);
+}
+
 /* ==== The tests ============================================================================== */
 
 Test(conformance, unary_forward) {
@@ -146,6 +197,17 @@ Test(conformance, unary_backward) {
     unary_streamed(&u, true);
   }
   finish("unary backward");
+}
+
+Test(conformance, unary_loops_agree_with_one_element_calls) {
+  for (size_t i = 0; i < COUNT(k_unary); i++) {
+    ucall u = {k_unary[i].name, k_unary[i].fwd, k_unary[i].bwd, k_unary[i].saved, 0, 0, 0};
+    for (int backward = 0; backward < 2; backward++) {
+      unary_loops_agree(&u, BIG, backward);
+      unary_loops_agree(&u, STREAM_N, backward);
+    }
+  }
+  finish("unary loops");
 }
 
 Test(conformance, step_ops) {
