@@ -261,7 +261,10 @@ def issued_table(avx2_dir, avx512_dir):
             if not m:
                 continue
             block = main_loop(isa, funcs, name)
-            elements = stride_bytes(isa, block) // 4 if block else 0
+            # VN per vector store to the output: a unary loop stores each vector it computes
+            # once. (The pointer strides can mislead: a staged loop may step a copy of its
+            # index by the 5 vectors its bound test looks ahead.)
+            elements = isa.vn * out_stores(isa, block) if block else 0
             if not block:  # no single-block loop: the fast path of a loop that branches
                 block, elements = hot_cycle(isa, funcs[name]) or (None, 0)
             if not block or any(isa.call.match(x) for x in block):
@@ -291,6 +294,13 @@ def loops(isa, body):
     return found
 
 
+def out_stores(isa, path):
+    """Vector stores to memory other than the stack (a spill goes through %rsp or %rbp)."""
+    return sum(1 for x in path
+               if (isa.vec_mem(x) or ("", 0, ""))[0] == "st"
+               and "%rsp" not in x and "%rbp" not in x)
+
+
 def hot_cycle(isa, body):
     """For a loop whose body branches (a fast path beside a slow one, as vexp's |x| < 87 test on
     AVX2): per backward jump, the path with the fewest instructions from its target back to it,
@@ -311,11 +321,6 @@ def hot_cycle(isa, body):
         if m and int(m.group(2), 16) in index:
             out.append(index[int(m.group(2), 16)])
         return [j for j in out if j < len(body)]
-
-    def out_stores(path):
-        return sum(1 for x in path
-                   if (isa.vec_mem(x) or ("", 0, ""))[0] == "st"
-                   and "%rsp" not in x and "%rbp" not in x)
 
     best = None
     for i, (addr, t) in enumerate(body):
@@ -339,7 +344,7 @@ def hot_cycle(isa, body):
             path.append(body[k][1])
             k = prev[k]
         path.reverse()
-        key = (out_stores(path), -len(path))
+        key = (out_stores(isa, path), -len(path))
         if key[0] and (best is None or key > best[0]):
             best = (key, path)
     return (best[1], isa.vn * best[0][0]) if best else None

@@ -72,6 +72,9 @@ static inline vf vlookup8(const float *t, vbits_t idx) {
    denormal. */
 #define SG_VEC_PREFER_LOOKUP8 1
 #define SG_VEC_PREFER_BIT_SCALING 1
+/* Vector registers the compiler can allocate: how much state a staged loop (simd_unary.inc) can
+   keep without spilling. */
+#define SG_VEC_REGISTERS 16
 static inline vf vsqrt(vf a) { return _mm256_sqrt_ps(a); }
 static inline vf vabs(vf a) { return _mm256_andnot_ps(_mm256_set1_ps(-0.0f), a); }
 static inline vf vneg(vf a) { return _mm256_xor_ps(_mm256_set1_ps(-0.0f), a); }

@@ -67,6 +67,9 @@ static inline vf vlookup8(const float *t, vbits_t idx) {
    and vldexp (kernels_simd/vocabulary.md, "capabilities"). */
 #define SG_VEC_PREFER_LOOKUP8 0
 #define SG_VEC_PREFER_BIT_SCALING 0
+/* Vector registers the compiler can allocate: how much state a staged loop (simd_unary.inc) can
+   keep without spilling. */
+#define SG_VEC_REGISTERS 32
 static inline vf vsqrt(vf a) { return _mm512_sqrt_ps(a); }
 static inline vf vabs(vf a) { return _mm512_abs_ps(a); }
 static inline vf vneg(vf a) {

@@ -106,6 +106,9 @@ static inline vf vlookup8(const float *t, vbits_t idx) {
    "capabilities"). */
 #define SG_VEC_PREFER_LOOKUP8 0
 #define SG_VEC_PREFER_BIT_SCALING 0
+/* Vector registers the compiler can allocate: how much state a staged loop (simd_unary.inc) can
+   keep without spilling. */
+#define SG_VEC_REGISTERS 32
 static inline vf vsqrt(vf a) { return vsqrtq_f32(a); }
 static inline vf vabs(vf a) { return vabsq_f32(a); }
 static inline vf vneg(vf a) { return vnegq_f32(a); }
