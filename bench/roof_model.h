@@ -157,6 +157,9 @@ enum {
 
 /* A percentage above this is the model's error, not the row's speed. */
 #define ROOF_MODEL_ERROR_PCT 105.0
+/* How far the compute figures measured again after the rows may rise above the start-up ones
+   before the bench says its compute-bound rows may read high: 5%, as a noisy sample moves. */
+#define ROOF_DRIFT_NOTE 0.05
 
 typedef struct roof_verdict {
   double seconds;   /* the least time the model allows; 0 when it cannot say */

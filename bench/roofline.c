@@ -7,6 +7,7 @@
 #define _POSIX_C_SOURCE 200809L /* sysconf */
 #include "roofline.h"
 
+#include <math.h>
 #include <omp.h>
 #include <simdgrad/backend.h>
 #include <stdio.h>
@@ -439,6 +440,25 @@ bool roofline_recheck(const char *isa, int threads, double footprint, bool compu
 }
 
 int roofline_raised(void) { return g_raised; }
+
+static double rise(double now, double then) { return then > 0 && now > then ? now / then - 1 : 0; }
+
+double roofline_compute_drift(void) {
+  if (!g_measured) return 0;
+  double most = 0;
+  for (int k = 0; k < N_ISAS; k++) {
+    isa_roof *isa = &g_isas[k];
+    for (int t = 0; t < g_n_threads && isa->present; t++) {
+      const roof_figures *f = &isa->fig[t];
+      roof_figures now = *f; /* issue_rates keeps the better of each: compare after */
+      most = fmax(most, rise(fma_peak(isa, g_threads[t], g_quick), f->peak));
+      issue_rates(isa, &now, g_threads[t], g_quick);
+      most = fmax(most, rise(now.issue, f->issue));
+      for (int c = 0; c < ROOF_N_CLASSES; c++) most = fmax(most, rise(now.cls[c], f->cls[c]));
+    }
+  }
+  return most;
+}
 
 const char *roofline_isa_of(const char *backend) {
   if (strcmp(backend, "scalar") == 0) return g_isas[0].name;
