@@ -103,6 +103,8 @@ static inline vmask vunord(vf a, vf b) { return _mm256_cmp_ps(a, b, _CMP_UNORD_Q
 static inline vmask vmask_or(vmask a, vmask b) { return _mm256_or_ps(a, b); }
 static inline vmask vmask_and(vmask a, vmask b) { return _mm256_and_ps(a, b); }
 static inline int vmask_any(vmask m) { return _mm256_movemask_ps(m) != 0; }
+/* Bit k set where lane k is true. */
+static inline uint32_t vmask_lanes(vmask m) { return (uint32_t)_mm256_movemask_ps(m); }
 /* m ? a : b */
 static inline vf vselect(vmask m, vf a, vf b) { return _mm256_blendv_ps(b, a, m); }
 /* m ? a : 0 */

@@ -103,6 +103,8 @@ static inline vmask vunord(vf a, vf b) { return _mm512_cmp_ps_mask(a, b, _CMP_UN
 static inline vmask vmask_or(vmask a, vmask b) { return (vmask)(a | b); }
 static inline vmask vmask_and(vmask a, vmask b) { return (vmask)(a & b); }
 static inline int vmask_any(vmask m) { return m != 0; }
+/* Bit k set where lane k is true. */
+static inline uint32_t vmask_lanes(vmask m) { return (uint32_t)m; }
 static inline vf vselect(vmask m, vf a, vf b) { return _mm512_mask_blend_ps(m, b, a); }
 static inline vf vand_mask(vmask m, vf a) { return _mm512_maskz_mov_ps(m, a); }
 

@@ -137,6 +137,11 @@ static inline vmask vunord(vf a, vf b) {
 static inline vmask vmask_or(vmask a, vmask b) { return vorrq_u32(a, b); }
 static inline vmask vmask_and(vmask a, vmask b) { return vandq_u32(a, b); }
 static inline int vmask_any(vmask m) { return vmaxvq_u32(m) != 0; }
+/* Bit k set where lane k is true: each lane's own bit kept, then summed across. */
+static inline uint32_t vmask_lanes(vmask m) {
+  const uint32x4_t bit = {1, 2, 4, 8};
+  return vaddvq_u32(vandq_u32(m, bit));
+}
 /* m ? a : b. As and/bic/orr rather than vbslq_f32, which gcc treats as opaque: this way it
    picks BSL, BIT or BIF itself and folds a mask's inversion (visnan) into the choice. */
 static inline vf vselect(vmask m, vf a, vf b) {
