@@ -139,8 +139,8 @@ static inline vmask vmask_and(vmask a, vmask b) { return vandq_u32(a, b); }
 static inline int vmask_any(vmask m) { return vmaxvq_u32(m) != 0; }
 /* Bit k set where lane k is true: each lane's own bit kept, then summed across. */
 static inline uint32_t vmask_lanes(vmask m) {
-  const uint32x4_t bit = {1, 2, 4, 8};
-  return vaddvq_u32(vandq_u32(m, bit));
+  static const uint32_t bit[4] = {1, 2, 4, 8};
+  return vaddvq_u32(vandq_u32(m, vld1q_u32(bit)));
 }
 /* m ? a : b. As and/bic/orr rather than vbslq_f32, which gcc treats as opaque: this way it
    picks BSL, BIT or BIF itself and folds a mask's inversion (visnan) into the choice. */
