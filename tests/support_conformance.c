@@ -349,6 +349,20 @@ void check_bytes(const cctx *c, const void *got, const void *want, size_t bytes,
     }
 }
 
+bool loops_sampled(size_t i, size_t n) {
+  return n <= BIG || i < 64 || n - i <= 64 || i % 1009 == 0;
+}
+
+void check_same_bits(const cctx *c, const char *what, const float *got, const float *alone,
+                     size_t n) {
+  for (size_t i = 0; i < n; i++)
+    if (bits_of(got[i]) != bits_of(alone[i]) && !(isnan(got[i]) && isnan(alone[i])) &&
+        failure_at(c, i, "[%zu] %s=%.9g: %s %.9g (0x%08x) in the long call, %.9g (0x%08x) alone", i,
+                   c->in_name[0] ? c->in_name[0] : "-", c->in[0] ? in_at(c, 0, i) : NAN, what,
+                   got[i], bits_of(got[i]), alone[i], bits_of(alone[i])))
+      return;
+}
+
 void check_guards(const cctx *c, const gbuf *g, const char *name) {
   if (!gb_intact(g)) failure(c, "wrote outside %s (canary changed)", name);
 }

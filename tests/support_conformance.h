@@ -130,6 +130,14 @@ bool agrees(float got, float want, const tol *t, double r, double scale, double 
 void check_f32(const cctx *c, const tol *t, const float *got, const float *want, size_t n, double r,
                const double *scale);
 void check_bytes(const cctx *c, const void *got, const void *want, size_t bytes, size_t elem);
+/* A kernel's loops against its one-element calls (the masked tail), as the unary and binary
+   conformance tests check them: whether element i of a call of n is compared (every element up
+   to BIG, beyond every 1009th and the first and last 64), and got (the long call) against alone
+   (one-element calls) bit for bit, NaN matching NaN (which NaN an x86 operation returns depends
+   on its operand order); a failure shows the case's first input at the element. */
+bool loops_sampled(size_t i, size_t n);
+void check_same_bits(const cctx *c, const char *what, const float *got, const float *alone,
+                     size_t n);
 void check_guards(const cctx *c, const gbuf *g, const char *name);
 void check_unchanged(const cctx *c, const gbuf *g, const void *orig, const char *name);
 /* Prints each failure group's first message and asserts that no case failed. */

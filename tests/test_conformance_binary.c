@@ -323,24 +323,13 @@ Test(conformance, binary_backward) {
    bits of that element computed by a one-element call (the masked tail), NaN matching NaN,
    forward and backward (da and db), with both operands arrays and with either one broadcast;
    on n = 1000 every element, on the streamed size every 1009th and the first and last 64. */
-static bool sampled(size_t i, size_t n) {
-  return n <= BIG || i < 64 || n - i <= 64 || i % 1009 == 0;
-}
-
-static void same_bits(cctx *c, const char *what, const float *all, const float *alone, size_t n) {
-  for (size_t i = 0; i < n; i++)
-    if (bits_of(all[i]) != bits_of(alone[i]) && !(isnan(all[i]) && isnan(alone[i])) &&
-        failure_at(c, i, "[%zu] %s: %.9g (0x%08x) in the long call, %.9g (0x%08x) alone", i, what,
-                   all[i], bits_of(all[i]), alone[i], bits_of(alone[i])))
-      return;
-}
 
 static void binary_loops_agree(const bslot *s, size_t n, size_t a_step, size_t b_step) {
   char slot[96];
   snprintf(slot, sizeof slot, "%s_backward", s->name);
   bcase bc = bcase_make(s->name, tol_for(s->name), n, a_step, b_step, 0, 0, P_SPECIAL, false);
-  float *y = fnew(n), *all = fnew(n), *alone = fnew(n), *da = fnew(n), *db = fnew(n),
-        *da1 = fnew(n), *db1 = fnew(n);
+  float *y = fnew(n), *alone = fnew(n), *da = fnew(n), *db = fnew(n), *da1 = fnew(n),
+        *db1 = fnew(n);
   FOR_EACH_BACKEND(be) {
     cctx c;
     ctx_init(&c, be, s->name, "loops against one-element calls", "n=%zu steps=(%zu,%zu)", n, a_step,
@@ -355,22 +344,20 @@ static void binary_loops_agree(const bslot *s, size_t n, size_t a_step, size_t b
     memcpy(da1, da, n * sizeof *da);
     memcpy(db1, db, n * sizeof *db);
     for (size_t i = 0; i < n; i++) {
-      if (!sampled(i, n)) continue;
+      if (!loops_sampled(i, n)) continue;
       const float *ai = bc.a + i * a_step, *bi = bc.b + i * b_step;
       f(ai, a_step, bi, b_step, alone + i, 1);
       g(bc.dy + i, ai, a_step, bi, b_step, y + i, da1 + i, db1 + i, 1);
     }
-    memcpy(all, y, n * sizeof *y);
-    same_bits(&c, "y", all, alone, n);
+    check_same_bits(&c, "y", y, alone, n);
     ctx_init(&c, be, slot, "loops against one-element calls", "n=%zu steps=(%zu,%zu)", n, a_step,
              b_step);
     ctx_input(&c, 0, "a", bc.a, a_step);
     ctx_input(&c, 1, "b", bc.b, b_step);
-    same_bits(&c, "da", da, da1, n);
-    same_bits(&c, "db", db, db1, n);
+    check_same_bits(&c, "da", da, da1, n);
+    check_same_bits(&c, "db", db, db1, n);
   }
   free(y);
-  free(all);
   free(alone);
   free(da);
   free(db);

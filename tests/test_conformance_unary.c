@@ -134,10 +134,7 @@ static void unary_streamed(const ucall *u, bool backward) {
    x86 operation returns depends on its operand order). This is what keeps a lane's
    result from depending on where it sits (docs/floating-point.md); it would catch, say, a staged
    op (simd_unary.inc) whose two stages do not add up to its one-vector form. On n = 1000 every
-   element; on a streamed size every 1009th and the first and last 64. */
-static bool sampled(size_t i, size_t n) {
-  return n <= BIG || i < 64 || n - i <= 64 || i % 1009 == 0;
-}
+   element; on a streamed size every 1009th and the first and last 64 (loops_sampled). */
 
 static void unary_loops_agree(const ucall *u, size_t n, bool backward) {
   char slot[96];
@@ -160,17 +157,13 @@ static void unary_loops_agree(const ucall *u, size_t n, bool backward) {
       ucall_fwd(be, u, x, all, n);
     for (size_t i = 0; i < n; i++) {
       alone[i] = all[i];
-      if (!sampled(i, n)) continue;
+      if (!loops_sampled(i, n)) continue;
       if (backward)
         ucall_bwd(be, u, dy + i, xs ? xs + i : NULL, ys ? ys + i : NULL, alone + i, 1);
       else
         ucall_fwd(be, u, x + i, alone + i, 1);
     }
-    for (size_t i = 0; i < n; i++)
-      if (bits_of(all[i]) != bits_of(alone[i]) && !(isnan(all[i]) && isnan(alone[i])) &&
-          failure_at(&c, i, "[%zu] x=%.9g: %.9g (0x%08x) in the long call, %.9g (0x%08x) alone", i,
-                     x[i], all[i], bits_of(all[i]), alone[i], bits_of(alone[i])))
-        break;
+    check_same_bits(&c, backward ? "dx" : "y", all, alone, n);
   }
   free(x);
   free(y);
