@@ -22,16 +22,16 @@
 #define BENCH_GRAIN ((int64_t)1 << 16)
 /* = SG_STREAM_CHUNK in engine/engine.h: the chunk of a large same-shape binary op. */
 #define BENCH_STREAM_CHUNK ((int64_t)2 << 20)
-/* = sg__flat_grain: the engine's chunks of a flat elementwise pass (a same-shape binary op, a
-   unary op forward or backward, a fill), large enough from 2 x BENCH_STREAM_CHUNK elements on
-   for the kernels to stream their output. */
-static inline int64_t bench_flat_grain(int64_t n) {
-  return n >= 2 * BENCH_STREAM_CHUNK ? BENCH_STREAM_CHUNK : BENCH_GRAIN;
-}
+/* = sg__flat_grain (engine/engine.h, which it calls): the engine's chunks of a flat elementwise
+   pass (a same-shape binary op, a unary op forward or backward, a fill) that reads and writes
+   `bytes` bytes an element: BENCH_STREAM_CHUNK, which the kernels stream, where the footprint
+   outgrows the last-level cache (engine/cache_size.c, compiled into the bench too) and n is at
+   least 2 x BENCH_STREAM_CHUNK; BENCH_GRAIN otherwise. */
+int64_t bench_flat_grain(int64_t n, int bytes);
 /* The engine's chunks of a unary kernel's pass (`slot`: "tanh", "tanh_backward", ...): finer
-   for the costly kernels of engine/unary_cost.h below the streaming sizes, bench_flat_grain
-   for the rest. Compares names: call it when a case is set up, not in its loop. */
-int64_t bench_unary_grain(const char *slot, int64_t n);
+   for the costly kernels of engine/unary_cost.h where they do not stream, bench_flat_grain for
+   the rest. Compares names: call it when a case is set up, not in its loop. */
+int64_t bench_unary_grain(const char *slot, int64_t n, int bytes);
 /* Row length of the [rows, cols] cases (reductions, softmax, cross-entropy, row shape ops). */
 #define BENCH_COLS 1024
 

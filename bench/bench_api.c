@@ -422,8 +422,8 @@ static bool kernel_pair_of(const sg_backend *be, const char *op, int64_t n, kern
 #define PAIR_OF_(name, saved, doc)                                                                 \
   if (strcmp(op, #name) == 0) {                                                                    \
     k->fwd = be->name, k->bwd = be->name##_backward;                                               \
-    k->fwd_grain = bench_unary_grain(#name, n);                                                    \
-    k->bwd_grain = bench_unary_grain(#name "_backward", n);                                        \
+    k->fwd_grain = bench_unary_grain(#name, n, 8);                                                 \
+    k->bwd_grain = bench_unary_grain(#name "_backward", n, strcmp(#saved, "NONE") ? 12 : 8);       \
     return k->fwd && k->bwd;                                                                       \
   }
   SG_FOR_EACH_UNARY_OP(PAIR_OF_)
@@ -644,7 +644,7 @@ void bench_register_api(void) {
            2 x 2^21 multiply-adds, engine/op_matmul.c; a costly unary op above 2^14 elements,
            engine/unary_cost.h: bench_unary_grain, which gives any other name the flat grain). */
         if (threads[t] > 1 &&
-            (mat ? (double)n * n * n < 2.0 * (1 << 21) : n <= bench_unary_grain(op->name, n)))
+            (mat ? (double)n * n * n < 2.0 * (1 << 21) : n <= bench_unary_grain(op->name, n, 8)))
           continue;
         for (int b = 0; b < nb; b++) {
           api_case *c = malloc(sizeof *c);

@@ -12,7 +12,7 @@
 #include <time.h>
 
 #include "bench.h"
-#include "engine/unary_cost.h"
+#include "engine/engine.h"
 #include "roofline.h"
 
 #define HUGE_PAGE ((size_t)2 << 20)
@@ -132,18 +132,18 @@ int64_t bench_chunks(int64_t n, int64_t grain) {
   return grain < 1 ? n : (n + grain - 1) / grain;
 }
 
-int64_t bench_unary_grain(const char *slot, int64_t n) {
-  int64_t flat = bench_flat_grain(n);
-  if (flat != BENCH_GRAIN) return flat; /* the streaming sizes, costly or not */
+int64_t bench_flat_grain(int64_t n, int bytes) { return sg__flat_grain(n, bytes); }
+
+int64_t bench_unary_grain(const char *slot, int64_t n, int bytes) {
   size_t len = strlen(slot);
   bool backward = len > 9 && strcmp(slot + len - 9, "_backward") == 0;
   if (backward) len -= 9;
 #define COSTLY_(name, fwd, bwd)                                                                    \
   if (len == sizeof #name - 1 && strncmp(slot, #name, len) == 0 && (backward ? bwd : fwd))         \
-    return SG_GRAIN_COSTLY;
+    return sg__flat_grain_costly(n, bytes);
   SG_FOR_EACH_COSTLY_UNARY(COSTLY_)
 #undef COSTLY_
-  return flat;
+  return sg__flat_grain(n, bytes);
 }
 
 int64_t bench_rows_grain(int64_t row) {

@@ -23,16 +23,6 @@ const char *roof_source_name(roof_source s) {
   return s == ROOF_SRC_SYSFS ? "sysfs" : s == ROOF_SRC_CPUID ? "CPUID" : "default";
 }
 
-size_t roof_parse_size(const char *s) {
-  char *end;
-  double v = strtod(s, &end);
-  if (end == s) return 0;
-  if (*end == 'K' || *end == 'k') v *= 1024;
-  if (*end == 'M' || *end == 'm') v *= 1024 * 1024;
-  if (*end == 'G' || *end == 'g') v *= 1024.0 * 1024 * 1024;
-  return v > 0 ? (size_t)v : 0;
-}
-
 roof_level roof_level_of(const roof_caches *c, double footprint, int threads) {
   double per_thread = footprint / (threads > 0 ? threads : 1);
   if (per_thread <= (double)c->size[0]) return ROOF_L1;

@@ -29,8 +29,6 @@ typedef struct roof_caches {
    A VM's CPUID can describe the host (320 MiB of L3 where 32 MiB are the VM's). */
 roof_caches roof_choose_caches(const size_t sysfs[3], const size_t cpuid[3]);
 const char *roof_source_name(roof_source s);
-/* sysfs's "48K", "2048K", "1M" in bytes; 0 if unreadable. */
-size_t roof_parse_size(const char *s);
 
 typedef enum roof_level { ROOF_L1, ROOF_L2, ROOF_LLC, ROOF_DRAM, ROOF_LEVELS } roof_level;
 /* Where `footprint` bytes, shared evenly by `threads` threads, live: L1 and L2 per thread, the

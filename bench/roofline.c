@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include "bench.h"
+#include "engine/cache_size.h"
 #include "roofline_isa.h"
 
 typedef struct isa_roof {
@@ -85,44 +86,6 @@ static int g_raised; /* figures raised after a row beat them (roofline_recheck) 
 static int g_remeasured, g_inconsistent; /* points (and peaks) measured again; still bad */
 /* Read at run time, so the compiler cannot fold the loops: a = 0.5 a + 0.5 stays near 1. */
 static volatile float g_c = 0.5f, g_b = 0.5f, g_sink;
-
-/* The data (or unified) cache of a level as sysfs has it for cpu0; 0 if it has none. */
-static size_t sysfs_cache(int level) {
-  size_t found = 0;
-  for (int i = 0; i < 8 && !found; i++) {
-    char path[96], buf[32], type[32] = "";
-    int lvl = 0;
-    snprintf(path, sizeof path, "/sys/devices/system/cpu/cpu0/cache/index%d/level", i);
-    FILE *f = fopen(path, "r");
-    if (!f) continue;
-    if (fscanf(f, "%d", &lvl) != 1) lvl = 0;
-    fclose(f);
-    snprintf(path, sizeof path, "/sys/devices/system/cpu/cpu0/cache/index%d/type", i);
-    if ((f = fopen(path, "r"))) {
-      if (fscanf(f, "%31s", type) != 1) type[0] = 0;
-      fclose(f);
-    }
-    snprintf(path, sizeof path, "/sys/devices/system/cpu/cpu0/cache/index%d/size", i);
-    if (lvl == level && strcmp(type, "Instruction") != 0 && (f = fopen(path, "r"))) {
-      if (fscanf(f, "%31s", buf) == 1) found = roof_parse_size(buf);
-      fclose(f);
-    }
-  }
-  return found;
-}
-
-/* The same from glibc, which reads CPUID; 0 if unknown. */
-static size_t cpuid_cache(int level) {
-  long v = 0;
-#ifdef _SC_LEVEL1_DCACHE_SIZE
-  v = sysconf(level == 1   ? _SC_LEVEL1_DCACHE_SIZE
-              : level == 2 ? _SC_LEVEL2_CACHE_SIZE
-                           : _SC_LEVEL3_CACHE_SIZE);
-#else
-  (void)level;
-#endif
-  return v > 0 ? (size_t)v : 0;
-}
 
 /* The FMA peak: many short samples (about 0.15 ms on a 3.5 GHz core), each thread timing its
    own loop after a barrier, a sample being its slowest thread's; the best sample counts. On a
@@ -303,7 +266,8 @@ void roofline_measure(const int *threads, int n, bool quick) {
   g_quick = quick;
   g_n_threads = n > 2 ? 2 : n;
   for (int i = 0; i < g_n_threads; i++) g_threads[i] = threads[i];
-  for (int l = 0; l < 3; l++) g_sysfs[l] = sysfs_cache(l + 1), g_cpuid[l] = cpuid_cache(l + 1);
+  for (int l = 0; l < 3; l++)
+    g_sysfs[l] = sg__cache_sysfs(l + 1), g_cpuid[l] = sg__cache_cpuid(l + 1);
   g_caches = roof_choose_caches(g_sysfs, g_cpuid);
   g_have_caches = true;
   int max_threads = g_threads[g_n_threads - 1];
@@ -483,7 +447,8 @@ static const roof_figures *figures_of(const char *isa, int threads) {
 
 roof_verdict roofline_judge(const char *isa, int threads, const roof_work *w) {
   if (!g_have_caches) { /* not measured: the level still goes in the label */
-    for (int l = 0; l < 3; l++) g_sysfs[l] = sysfs_cache(l + 1), g_cpuid[l] = cpuid_cache(l + 1);
+    for (int l = 0; l < 3; l++)
+      g_sysfs[l] = sg__cache_sysfs(l + 1), g_cpuid[l] = sg__cache_cpuid(l + 1);
     g_caches = roof_choose_caches(g_sysfs, g_cpuid);
     g_have_caches = true;
   }

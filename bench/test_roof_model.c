@@ -35,10 +35,6 @@ Test(roof_model, caches_cpuid_where_sysfs_has_none) {
   roof_caches none = roof_choose_caches(NULL, NULL);
   cr_expect_eq(none.size[2], 4 * none.size[1]);
   cr_expect_eq(none.source[2], ROOF_SRC_DEFAULT);
-  cr_expect_eq(roof_parse_size("48K"), 48 * KIB);
-  cr_expect_eq(roof_parse_size("32768K"), 32 * MIB);
-  cr_expect_eq(roof_parse_size("1M"), 1 * MIB);
-  cr_expect_eq(roof_parse_size("junk"), 0);
 }
 
 Test(roof_model, level_per_thread_for_private_caches) {

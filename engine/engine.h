@@ -23,6 +23,7 @@
 #include <stdatomic.h>
 
 #include "engine/alloc.h"
+#include "engine/cache_size.h"
 #include "engine/unary_cost.h"
 
 #define SG_TENSOR_LIVE 0x5347544eu /* "SGTN" */
@@ -153,18 +154,29 @@ bool sg__threads_init(char *problem, size_t size);
 void sg__set_chunk_hook(void (*hook)(void *ctx), void *ctx);
 /* Elements of cheap elementwise work below which a region stays serial (fork/join ~3 us). */
 #define SG_GRAIN_ELEMENTWISE (1 << 16)
-/* Chunks for a flat elementwise pass: from twice SG_STREAM_CHUNK elements on, chunks of
-   SG_STREAM_CHUNK, so that each kernel call sees enough of a large output to stream it past the
-   cache (SG_STREAM_MIN in kernels_simd/simd_decls.inc); the usual grain below that. Like
-   every chunking in the engine it depends on n alone, never on the thread count. */
+/* Chunks for a flat elementwise pass that touches `bytes` bytes an element (each array it reads
+   or writes once: 8 for y = f(x), 12 for y = a + b). Where the pass's footprint, n x bytes,
+   outgrows the last-level cache (sg__llc_bytes; an unknown size counts as outgrown) and n is at
+   least twice SG_STREAM_CHUNK: chunks of SG_STREAM_CHUNK, so that each kernel call sees enough
+   of the output to stream it past the cache (SG_STREAM_MIN in kernels_simd/simd_decls.inc).
+   Otherwise the usual grain, whose calls store normally and leave the output in the cache: a
+   footprint the cache holds stays there from one op to the next, where streamed stores send
+   every line to memory (docs/kernels.md, "Streamed stores only past the last-level cache").
+   Like every chunking in the engine it depends on n and the machine alone, never on the
+   thread count. */
 #define SG_STREAM_CHUNK ((int64_t)2 << 20)
-static inline int64_t sg__flat_grain(int64_t n) {
-  return n >= 2 * SG_STREAM_CHUNK ? SG_STREAM_CHUNK : SG_GRAIN_ELEMENTWISE;
+static inline bool sg__flat_streams(int64_t n, int bytes) {
+  if (n < 2 * SG_STREAM_CHUNK) return false;
+  size_t llc = sg__llc_bytes();
+  return llc == 0 || (double)n * bytes > (double)llc;
 }
-/* sg__flat_grain for a kernel of engine/unary_cost.h's list, which is split finer below the
-   streaming sizes. */
-static inline int64_t sg__flat_grain_costly(int64_t n) {
-  return n >= 2 * SG_STREAM_CHUNK ? SG_STREAM_CHUNK : SG_GRAIN_COSTLY;
+static inline int64_t sg__flat_grain(int64_t n, int bytes) {
+  return sg__flat_streams(n, bytes) ? SG_STREAM_CHUNK : SG_GRAIN_ELEMENTWISE;
+}
+/* sg__flat_grain for a kernel of engine/unary_cost.h's list, which is split finer where it does
+   not stream. */
+static inline int64_t sg__flat_grain_costly(int64_t n, int bytes) {
+  return sg__flat_streams(n, bytes) ? SG_STREAM_CHUNK : SG_GRAIN_COSTLY;
 }
 /* y[0, n) = v, through the backend's fill over the engine's threads. */
 void sg__fill(float *y, int64_t n, float v);

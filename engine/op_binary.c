@@ -85,7 +85,7 @@ static sg_tensor *binary_op(const char *name, sg_tensor *a, sg_tensor *b, sg_bin
     y = sg__new(SG_F32, a->shape, a->rank);
     if (!y) return sg__op_fail(&op);
     binary_ctx c = {fn, sg__f32(a), sg__f32(b), sg__f32(y)};
-    sg__parallel_for(y->numel, sg__flat_grain(y->numel), binary_flat, &c);
+    sg__parallel_for(y->numel, sg__flat_grain(y->numel, 12), binary_flat, &c);
   } else {
     sg_bcast bc;
     int64_t shape[SG_MAX_RANK];

@@ -45,9 +45,10 @@ static const unary_desc k_ops[OP_COUNT] = {
 #define OP_COSTLY_(name, fwd, bwd) [OP_##name] = {fwd, bwd},
 static const struct { bool fwd, bwd; } k_costly[OP_COUNT] = {SG_FOR_EACH_COSTLY_UNARY(OP_COSTLY_)};
 
-static int64_t unary_grain(const unary_desc *d, bool backward, int64_t n) {
+/* bytes: what the pass reads and writes an element (sg__flat_grain). */
+static int64_t unary_grain(const unary_desc *d, bool backward, int64_t n, int bytes) {
   bool costly = backward ? k_costly[d - k_ops].bwd : k_costly[d - k_ops].fwd;
-  return costly ? sg__flat_grain_costly(n) : sg__flat_grain(n);
+  return costly ? sg__flat_grain_costly(n, bytes) : sg__flat_grain(n, bytes);
 }
 
 static sg_unary_kernel fwd_slot(const sg_backend *be, const unary_desc *d) {
@@ -132,7 +133,9 @@ static sg_status unary_backward(const sg_node *node, const sg_tensor *dy, float 
                    .p0 = node->fparam[0],
                    .p1 = node->fparam[1],
                    .g = gv};
-  sg__parallel_for(g->numel, unary_grain(d, true, g->numel), unary_range, &job);
+  /* dx, and dy unless uniform (then a block in cache), and the saved tensor if any. */
+  int bytes = 4 * (1 + (dy != NULL) + (saved != NULL));
+  sg__parallel_for(g->numel, unary_grain(d, true, g->numel, bytes), unary_range, &job);
   dx[0] = g;
   return SG_OK;
 }
@@ -172,7 +175,7 @@ static sg_tensor *unary_op(int id, sg_tensor *x, float p0, float p1) {
   if (!y) return sg__op_fail(&op);
   unary_job job = {
       .be = sg__backend(), .d = d, .in = sg__f32(x), .out = sg__f32(y), .p0 = p0, .p1 = p1};
-  sg__parallel_for(x->numel, unary_grain(d, false, x->numel), unary_range, &job);
+  sg__parallel_for(x->numel, unary_grain(d, false, x->numel, 8), unary_range, &job);
   if (op.record) {
     sg_node *node = sg__record(&op, d->kind == KIND_STEP ? step_grad : unary_grad, &x, 1, y);
     if (!node) {

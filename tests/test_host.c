@@ -122,6 +122,35 @@ Test(host_threads, costly_unary_kernels_split_finer) {
   sg_dispose(x);
 }
 
+/* A flat pass streams its output (chunks of 2^21, which the kernels write with non-temporal
+   stores) only where its footprint outgrows the last-level cache; one the cache holds runs in
+   the usual grain and stores normally. Judged against a set cache size, whatever this CPU's. */
+Test(host_threads, large_passes_stream_only_past_the_last_level_cache) {
+  const size_t llc = sg__llc_bytes();
+  const int64_t n = 1 << 22; /* 16 MiB a tensor */
+  sg_tensor *x = sg_random_uniform(&n, 1, -2.0f, 2.0f, 7);
+  int fwd, bwd;
+  sg__set_llc_bytes((size_t)32 << 20);
+  chunks_of_unary(sg_relu, x, &fwd, &bwd); /* 32 MiB forward, 48 MiB backward (dy, x, dx) */
+  cr_assert_eq(fwd, 64, "relu of 2^22 in a 32 MiB cache ran in %d chunks", fwd);
+  cr_assert_eq(bwd, 2, "relu's backward on 2^22 past a 32 MiB cache ran in %d chunks", bwd);
+  chunks_of_unary(sg_tanh, x, &fwd, &bwd);
+  cr_assert_eq(fwd, 256, "tanh of 2^22 in a 32 MiB cache ran in %d chunks", fwd);
+  watch();
+  sg_dispose(sg_add(x, x)); /* 48 MiB */
+  sg__set_chunk_hook(NULL, NULL);
+  cr_assert_eq(atomic_load(&g_seen.chunks), 2, "add of 2^22 ran in %d chunks",
+               atomic_load(&g_seen.chunks));
+  sg__set_llc_bytes((size_t)1 << 30);
+  chunks_of_unary(sg_relu, x, &fwd, &bwd);
+  cr_assert_eq(bwd, 64, "relu's backward on 2^22 in a 1 GiB cache ran in %d chunks", bwd);
+  sg__set_llc_bytes(0); /* unknown: streamed from 2^22 elements, as before the cache was read */
+  chunks_of_unary(sg_relu, x, &fwd, &bwd);
+  cr_assert_eq(fwd, 2, "relu of 2^22 with no known cache ran in %d chunks", fwd);
+  sg__set_llc_bytes(llc);
+  sg_dispose(x);
+}
+
 /* ---- Inside a host OpenMP region ------------------------------------------------------------- */
 
 /* With nesting on, the old engine opened a team of sg_threads() per host thread (2 x 2 threads

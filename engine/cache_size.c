@@ -1,0 +1,73 @@
+/* Cache sizes from sysfs and CPUID (cache_size.h). */
+#include "engine/cache_size.h"
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+size_t sg__parse_cache_size(const char *s) {
+  char *end;
+  double v = strtod(s, &end);
+  if (end == s) return 0;
+  if (*end == 'K' || *end == 'k') v *= 1024;
+  if (*end == 'M' || *end == 'm') v *= 1024 * 1024;
+  if (*end == 'G' || *end == 'g') v *= 1024.0 * 1024 * 1024;
+  return v > 0 ? (size_t)v : 0;
+}
+
+size_t sg__cache_sysfs(int level) {
+  size_t found = 0;
+  for (int i = 0; i < 8 && !found; i++) {
+    char path[96], buf[32], type[32] = "";
+    int lvl = 0;
+    snprintf(path, sizeof path, "/sys/devices/system/cpu/cpu0/cache/index%d/level", i);
+    FILE *f = fopen(path, "r");
+    if (!f) continue;
+    if (fscanf(f, "%d", &lvl) != 1) lvl = 0;
+    fclose(f);
+    snprintf(path, sizeof path, "/sys/devices/system/cpu/cpu0/cache/index%d/type", i);
+    if ((f = fopen(path, "r"))) {
+      if (fscanf(f, "%31s", type) != 1) type[0] = 0;
+      fclose(f);
+    }
+    snprintf(path, sizeof path, "/sys/devices/system/cpu/cpu0/cache/index%d/size", i);
+    if (lvl == level && strcmp(type, "Instruction") != 0 && (f = fopen(path, "r"))) {
+      if (fscanf(f, "%31s", buf) == 1) found = sg__parse_cache_size(buf);
+      fclose(f);
+    }
+  }
+  return found;
+}
+
+size_t sg__cache_cpuid(int level) {
+  long v = 0;
+#ifdef _SC_LEVEL1_DCACHE_SIZE
+  v = sysconf(level == 1   ? _SC_LEVEL1_DCACHE_SIZE
+              : level == 2 ? _SC_LEVEL2_CACHE_SIZE
+                           : _SC_LEVEL3_CACHE_SIZE);
+#else
+  (void)level;
+#endif
+  return v > 0 ? (size_t)v : 0;
+}
+
+static atomic_size_t g_llc;
+static pthread_once_t g_llc_once = PTHREAD_ONCE_INIT;
+
+static void llc_read(void) {
+  size_t llc = sg__cache_sysfs(3);
+  atomic_store_explicit(&g_llc, llc ? llc : sg__cache_cpuid(3), memory_order_relaxed);
+}
+
+size_t sg__llc_bytes(void) {
+  pthread_once(&g_llc_once, llc_read);
+  return atomic_load_explicit(&g_llc, memory_order_relaxed);
+}
+
+void sg__set_llc_bytes(size_t bytes) {
+  pthread_once(&g_llc_once, llc_read);
+  atomic_store_explicit(&g_llc, bytes, memory_order_relaxed);
+}
