@@ -23,10 +23,12 @@
 /* = SG_STREAM_CHUNK in engine/engine.h: the chunk of a large same-shape binary op. */
 #define BENCH_STREAM_CHUNK ((int64_t)2 << 20)
 /* = sg__flat_grain (engine/engine.h, which it calls): the engine's chunks of a flat elementwise
-   pass (a same-shape binary op, a unary op forward or backward, a fill) that reads and writes
-   `bytes` bytes an element: BENCH_STREAM_CHUNK, which the kernels stream, where the footprint
-   outgrows the last-level cache (engine/cache_size.c, compiled into the bench too) and n is at
-   least 2 x BENCH_STREAM_CHUNK; BENCH_GRAIN otherwise. */
+   pass whose kernel streams (a same-shape binary op, a unary op forward or backward) and that
+   reads and writes `bytes` bytes an element: BENCH_STREAM_CHUNK, which the kernels stream, where
+   the footprint outgrows the last-level cache and n is at least 2 x BENCH_STREAM_CHUNK;
+   BENCH_GRAIN otherwise. The cache size comes from the bench's own copy of
+   engine/cache_size.c (the library's is hidden), which reads the same sysfs and CPUID figures;
+   sg__set_llc_bytes in the bench would not reach the library. */
 int64_t bench_flat_grain(int64_t n, int bytes);
 /* The engine's chunks of a unary kernel's pass (`slot`: "tanh", "tanh_backward", ...): finer
    for the costly kernels of engine/unary_cost.h where they do not stream, bench_flat_grain for

@@ -642,7 +642,8 @@ void bench_register_api(void) {
       for (int t = 0; t < nt; t++) {
         /* Threads only where the engine splits the op: above one chunk of work (a matmul: from
            2 x 2^21 multiply-adds, engine/op_matmul.c; a costly unary op above 2^14 elements,
-           engine/unary_cost.h: bench_unary_grain, which gives any other name the flat grain). */
+           engine/unary_cost.h: bench_unary_grain, which gives any other name the flat grain;
+           its bytes do not matter here: either grain is below any n from 2^22 on). */
         if (threads[t] > 1 &&
             (mat ? (double)n * n * n < 2.0 * (1 << 21) : n <= bench_unary_grain(op->name, n, 8)))
           continue;

@@ -271,23 +271,19 @@ double bench_ew_rate(const sg_backend *be, const char *slot) {
   return rate;
 }
 
-/* The engine's chunks (engine/engine.h, sg__flat_grain): a same-shape binary op, a unary op
-   (forward or backward, leaky_relu and clip too) and a fill in chunks of BENCH_STREAM_CHUNK where
-   their footprint outgrows the last-level cache from 2 x BENCH_STREAM_CHUNK elements on, the
-   costly unary kernels in finer chunks where they do not stream (engine/unary_cost.h),
-   everything else in BENCH_GRAIN. */
+/* The engine's chunks (engine/engine.h, sg__flat_grain): a same-shape binary op and a unary op
+   (forward or backward with a given dy) in chunks of BENCH_STREAM_CHUNK, which the kernels
+   stream, where their footprint outgrows the last-level cache from 2 x BENCH_STREAM_CHUNK
+   elements on; the costly unary kernels in finer chunks where they do not stream
+   (engine/unary_cost.h); everything else, leaky_relu, clip and fill included (their kernels
+   never stream), in BENCH_GRAIN. */
 static int64_t grain_of(const ew_op *op, int64_t n) {
   int bytes = (int)traffic_per_element(op).footprint;
   switch (op->kind) {
   case EW_UNARY:
   case EW_UNARY_BWD:
     return bench_unary_grain(op->slot, n, bytes);
-  case EW_LEAKY:
-  case EW_LEAKY_BWD:
-  case EW_CLIP:
-  case EW_CLIP_BWD:
   case EW_BINARY:
-  case EW_FILL:
     return bench_flat_grain(n, bytes);
   default:
     return BENCH_GRAIN;

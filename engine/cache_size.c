@@ -54,6 +54,9 @@ size_t sg__cache_cpuid(int level) {
   return v > 0 ? (size_t)v : 0;
 }
 
+/* Read once (pthread_once orders the first store before every caller's load); the setter runs
+   the read first, so that a first read cannot come after it and overwrite the set value. Relaxed
+   loads suffice: the figure only picks a chunk size, and any value gives the same results. */
 static atomic_size_t g_llc;
 static pthread_once_t g_llc_once = PTHREAD_ONCE_INIT;
 

@@ -14,8 +14,9 @@ size_t sg__cache_sysfs(int level);
 /* The same from glibc's sysconf, which reads CPUID; 0 if unknown. A VM's CPUID may describe the
    host's cache (320 MiB of L3 where the VM's is 32), so sysfs comes first where it has a figure. */
 size_t sg__cache_cpuid(int level);
-/* The last-level cache in bytes, all cores together: sysfs's L3, else CPUID's; 0 if neither
-   knows. Read once, on the first call; sg__set_llc_bytes replaces it. */
+/* The last-level cache in bytes: sysfs's L3 of cpu0 (the instance cpu0 shares: one CCX or
+   socket, not always the whole machine's, which errs toward streaming), else CPUID's; 0 if
+   neither knows. Read once, on the first call; sg__set_llc_bytes replaces it. */
 size_t sg__llc_bytes(void);
 /* Test-only: the figure sg__llc_bytes returns from now on (0: unknown). */
 void sg__set_llc_bytes(size_t bytes);

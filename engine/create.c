@@ -57,7 +57,7 @@ static void fill_range(int64_t lo, int64_t hi, void *arg) {
 
 void sg__fill(float *y, int64_t n, float v) {
   fill_job j = {sg__backend(), y, v};
-  sg__parallel_for(n, sg__flat_grain(n, 4), fill_range, &j);
+  sg__parallel_for(n, SG_GRAIN_ELEMENTWISE, fill_range, &j); /* fill never streams */
 }
 
 static sg_tensor *filled(const int64_t *shape, int rank, float v, const char *op) {

@@ -45,9 +45,14 @@ static const unary_desc k_ops[OP_COUNT] = {
 #define OP_COSTLY_(name, fwd, bwd) [OP_##name] = {fwd, bwd},
 static const struct { bool fwd, bwd; } k_costly[OP_COUNT] = {SG_FOR_EACH_COSTLY_UNARY(OP_COSTLY_)};
 
-/* bytes: what the pass reads and writes an element (sg__flat_grain). */
+/* bytes: what the pass reads and writes an element (sg__flat_grain); 0 for a pass whose kernel
+   calls never stream (leaky_relu and clip, forward and backward, have no streamed loop; a uniform
+   dy runs the kernel on SG_UNIFORM_BLOCK floats at a time), which keeps the usual grain at any
+   size: chunks of 2^21 would only leave cores idle. */
 static int64_t unary_grain(const unary_desc *d, bool backward, int64_t n, int bytes) {
   bool costly = backward ? k_costly[d - k_ops].bwd : k_costly[d - k_ops].fwd;
+  if (bytes == 0 || d->kind == KIND_LEAKY || d->kind == KIND_CLIP)
+    return costly ? SG_GRAIN_COSTLY : SG_GRAIN_ELEMENTWISE;
   return costly ? sg__flat_grain_costly(n, bytes) : sg__flat_grain(n, bytes);
 }
 
@@ -133,8 +138,8 @@ static sg_status unary_backward(const sg_node *node, const sg_tensor *dy, float 
                    .p0 = node->fparam[0],
                    .p1 = node->fparam[1],
                    .g = gv};
-  /* dx, and dy unless uniform (then a block in cache), and the saved tensor if any. */
-  int bytes = 4 * (1 + (dy != NULL) + (saved != NULL));
+  /* dx, dy and the saved tensor if any; a uniform dy never streams. */
+  int bytes = dy ? 4 * (2 + (saved != NULL)) : 0;
   sg__parallel_for(g->numel, unary_grain(d, true, g->numel, bytes), unary_range, &job);
   dx[0] = g;
   return SG_OK;

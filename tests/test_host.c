@@ -147,6 +147,16 @@ Test(host_threads, large_passes_stream_only_past_the_last_level_cache) {
   sg__set_llc_bytes(0); /* unknown: streamed from 2^22 elements, as before the cache was read */
   chunks_of_unary(sg_relu, x, &fwd, &bwd);
   cr_assert_eq(fwd, 2, "relu of 2^22 with no known cache ran in %d chunks", fwd);
+  chunks_of_unary(sg_tanh, x, &fwd, &bwd);
+  cr_assert_eq(fwd, 2, "tanh of 2^22 with no known cache ran in %d chunks", fwd);
+  cr_assert_eq(bwd, 2, "tanh's backward on 2^22 with no known cache ran in %d chunks", bwd);
+  /* Kernels that never stream keep the usual grain at any size. */
+  watch();
+  sg_dispose(sg_leaky_relu(x, 0.1f));
+  sg_dispose(sg_fill(&n, 1, 2.0f));
+  sg__set_chunk_hook(NULL, NULL);
+  cr_assert_eq(atomic_load(&g_seen.chunks), 128, "leaky_relu and fill of 2^22 ran in %d chunks",
+               atomic_load(&g_seen.chunks));
   sg__set_llc_bytes(llc);
   sg_dispose(x);
 }
