@@ -20,12 +20,10 @@
    The kernel benchmarks split their work the same way, so their threads:N figures are what an
    op gets from the engine. */
 #define BENCH_GRAIN ((int64_t)1 << 16)
-/* = SG_STREAM_CHUNK in engine/engine.h: the chunk of a large same-shape binary op. */
-#define BENCH_STREAM_CHUNK ((int64_t)2 << 20)
 /* = sg__flat_grain (engine/engine.h, which it calls): the engine's chunks of a flat elementwise
    pass whose kernel streams (a same-shape binary op, a unary op forward or backward) and that
-   reads and writes `bytes` bytes an element: BENCH_STREAM_CHUNK, which the kernels stream, where
-   the footprint outgrows the last-level cache and n is at least 2 x BENCH_STREAM_CHUNK;
+   reads and writes `bytes` bytes an element: SG_STREAM_CHUNK, which the kernels stream, where
+   the footprint outgrows the last-level cache and n is at least 2 x SG_STREAM_CHUNK;
    BENCH_GRAIN otherwise. The cache size comes from the bench's own copy of
    engine/cache_size.c (the library's is hidden), which reads the same sysfs and CPUID figures;
    sg__set_llc_bytes in the bench would not reach the library. */

@@ -272,8 +272,8 @@ double bench_ew_rate(const sg_backend *be, const char *slot) {
 }
 
 /* The engine's chunks (engine/engine.h, sg__flat_grain): a same-shape binary op and a unary op
-   (forward or backward with a given dy) in chunks of BENCH_STREAM_CHUNK, which the kernels
-   stream, where their footprint outgrows the last-level cache from 2 x BENCH_STREAM_CHUNK
+   (forward or backward with a given dy) in chunks of SG_STREAM_CHUNK, which the kernels
+   stream, where their footprint outgrows the last-level cache from 2 x SG_STREAM_CHUNK
    elements on; the costly unary kernels in finer chunks where they do not stream
    (engine/unary_cost.h); everything else, leaky_relu, clip and fill included (their kernels
    never stream), in BENCH_GRAIN. */
