@@ -271,10 +271,10 @@ double bench_ew_rate(const sg_backend *be, const char *slot) {
   return rate;
 }
 
-/* The engine's chunks (engine/engine.h, sg__flat_grain): a same-shape binary op and a unary op
-   (forward or backward with a given dy) in chunks of SG_STREAM_CHUNK, which the kernels
-   stream, where their footprint outgrows the last-level cache from 2 x SG_STREAM_CHUNK
-   elements on; the costly unary kernels in finer chunks where they do not stream
+/* The engine's chunks (engine/engine.h, sg__flat_grain): a same-shape binary op or where
+   (forward or backward with a given dy) and a unary op (the same) in chunks of SG_STREAM_CHUNK,
+   which the kernels stream, where their footprint outgrows the last-level cache from 2 x
+   SG_STREAM_CHUNK elements on; the costly unary kernels in finer chunks where they do not stream
    (engine/unary_cost.h); everything else, leaky_relu, clip and fill included (their kernels
    never stream), in BENCH_GRAIN. */
 static int64_t grain_of(const ew_op *op, int64_t n) {
@@ -284,6 +284,9 @@ static int64_t grain_of(const ew_op *op, int64_t n) {
   case EW_UNARY_BWD:
     return bench_unary_grain(op->slot, n, bytes);
   case EW_BINARY:
+  case EW_BINARY_BWD:
+  case EW_WHERE:
+  case EW_WHERE_BWD:
     return bench_flat_grain(n, bytes);
   default:
     return BENCH_GRAIN;

@@ -155,3 +155,11 @@ void sg__bcast_for_each(const sg_bcast *bc, sg_bcast_fn fn, void *arg) {
   walk_ctx c = {bc, fn, arg};
   sg__parallel_for(bc->numel, SG_GRAIN_ELEMENTWISE, walk_chunk, &c);
 }
+
+void sg__bcast_for_each_streamed(const sg_bcast *bc, int bytes, sg_bcast_fn fn, void *arg) {
+  bool flat = bc->rank == 1;
+  for (int k = 0; k < bc->n_operands && flat; k++) flat = bc->strides[k][0] == 1;
+  walk_ctx c = {bc, fn, arg};
+  sg__parallel_for(bc->numel, flat ? sg__flat_grain(bc->numel, bytes) : SG_GRAIN_ELEMENTWISE,
+                   walk_chunk, &c);
+}

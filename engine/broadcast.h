@@ -50,5 +50,10 @@ void sg__bcast_walk(const sg_bcast *bc, int64_t lo, int64_t hi, sg_bcast_fn fn, 
    several threads at once, on disjoint output ranges. Run boundaries depend on the plan and
    the chunking only, never on the thread count. */
 void sg__bcast_for_each(const sg_bcast *bc, sg_bcast_fn fn, void *arg);
+/* As sg__bcast_for_each for a pass whose kernel streams a large output and that touches `bytes`
+   bytes an element: a plan of one contiguous run (every operand the output's shape) is split as
+   sg__flat_grain says, so that past the last-level cache each kernel call gets enough of the
+   output to stream it; any other plan in SG_GRAIN_ELEMENTWISE chunks. */
+void sg__bcast_for_each_streamed(const sg_bcast *bc, int bytes, sg_bcast_fn fn, void *arg);
 
 #endif /* SIMDGRAD_BROADCAST_H */

@@ -154,9 +154,10 @@ bool sg__threads_init(char *problem, size_t size);
 void sg__set_chunk_hook(void (*hook)(void *ctx), void *ctx);
 /* Elements of cheap elementwise work below which a region stays serial (fork/join ~3 us). */
 #define SG_GRAIN_ELEMENTWISE (1 << 16)
-/* Chunks for a flat elementwise pass whose kernel streams a large output (a same-shape binary
-   op, a unary op forward or backward with a given dy) and that touches `bytes` bytes an element
-   (each array it reads or writes once: 8 for y = f(x), 12 for y = a + b; a pass whose kernel
+/* Chunks for a flat elementwise pass whose kernel streams a large output (a same-shape unary or
+   binary op or where, forward or backward with a given dy) and that touches `bytes` bytes an
+   element (each array it reads or writes once: 8 for y = f(x), 12 for y = a + b, 13 for where's
+   byte of condition and three floats; a pass whose kernel
    never streams keeps SG_GRAIN_ELEMENTWISE at any size). Where the pass's footprint, n x bytes,
    outgrows the last-level cache (sg__llc_bytes; an unknown size counts as outgrown) and n is at
    least twice SG_STREAM_CHUNK: chunks of SG_STREAM_CHUNK, so that each kernel call sees enough

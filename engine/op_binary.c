@@ -165,7 +165,11 @@ static sg_status binary_grad(const sg_node *node, const sg_tensor *dy, float gv,
                        full[0] ? sg__f32(full[0]) : NULL,
                        full[1] ? sg__f32(full[1]) : NULL,
                        gv};
-  sg__bcast_for_each(&bc, binary_grad_run, &c);
+  if (c.dy) /* dy, the saved tensors the kernel reads, the gradients asked for */
+    sg__bcast_for_each_streamed(&bc, 4 * (1 + node->n_saved + need[0] + need[1]), binary_grad_run,
+                                &c);
+  else /* a uniform gradient goes in blocks of SG_UNIFORM_BLOCK: no kernel call streams */
+    sg__bcast_for_each(&bc, binary_grad_run, &c);
   sg_status st = SG_OK;
   for (int k = 0; k < 2; k++) {
     if (!full[k]) continue;
@@ -295,7 +299,8 @@ static sg_status where_grad(const sg_node *node, sg_tensor *dy, const bool *need
                  .dy = sg__f32(dy),
                  .da = full[1] ? sg__f32(full[1]) : NULL,
                  .db = full[2] ? sg__f32(full[2]) : NULL};
-  sg__bcast_for_each(&bc, where_grad_run, &w);
+  /* dy, a byte of cond, and the gradients asked for */
+  sg__bcast_for_each_streamed(&bc, 5 + 4 * (need[1] + need[2]), where_grad_run, &w);
   sg_status st = SG_OK;
   for (int k = 1; k < 3; k++) {
     if (!full[k]) continue;
@@ -322,7 +327,7 @@ sg_tensor *sg_where(sg_tensor *cond, sg_tensor *a, sg_tensor *b) {
   if (!y) return sg__op_fail(&op);
   where_ctx w = {
       .be = sg__backend(), .c = cond->data, .a = sg__f32(a), .b = sg__f32(b), .y = sg__f32(y)};
-  sg__bcast_for_each(&bc, where_run, &w);
+  sg__bcast_for_each_streamed(&bc, 13, where_run, &w); /* a byte of cond, a, b, y */
   sg_node *node = sg__record(&op, where_grad, cab, 3, y);
   if (op.record && !node) {
     sg_dispose(y);

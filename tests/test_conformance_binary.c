@@ -29,13 +29,17 @@ typedef struct bcase {
   size_t n, na, nb, a_step, b_step, off;
   int pass;
   float *a, *b, *dy;
+  /* The backward's da and db at one offset, so that a streamed call can align both (apart, as
+     by default, it stores both normally). */
+  bool grads_alike;
 } bcase;
 
 static const char *bpass_name(int pass) { return pass == P_COUNT ? "pairs" : k_pass_names[pass]; }
 
 static bcase bcase_make(const char *slot, const tol *t, size_t n, size_t a_step, size_t b_step,
                         size_t k, size_t off, int pass, bool ties) {
-  bcase bc = {n, a_step ? n : 1, b_step ? n : 1, a_step, b_step, off, pass, NULL, NULL, NULL};
+  bcase bc = {n,    a_step ? n : 1, b_step ? n : 1, a_step, b_step, off,
+              pass, NULL,           NULL,           NULL,   false};
   seed(case_seed(slot, n, k * 4 + a_step * 2 + b_step, (size_t)pass));
   bc.a = fnew(bc.na);
   bc.b = fnew(bc.nb);
@@ -155,7 +159,8 @@ static void binary_backward_case(const bslot *s, const tol *t, const bcase *bc) 
       gbuf gdy = gb_floats(bc->dy, n, off_of(off, 0)),
            ga = gb_floats(bc->a, bc->na, off_of(off, 1));
       gbuf gb = gb_floats(bc->b, bc->nb, off_of(off, 2)), gy = gb_floats(y, n, off_of(off, 3));
-      gbuf gda = gb_floats(NULL, n, off_of(off, 4)), gdb = gb_floats(NULL, n, off_of(off, 5));
+      gbuf gda = gb_floats(NULL, n, off_of(off, 4)),
+           gdb = gb_floats(NULL, n, off_of(off, bc->grads_alike ? 4 : 5));
       float *da = v == 2 ? NULL : v == 3 ? gf(&gdy) : gf(&gda), *db = v == 1 ? NULL : gf(&gdb);
       f(gf(&gdy), gf(&ga), bc->a_step, gf(&gb), bc->b_step, needs_y ? gf(&gy) : NULL, da, db, n);
       if (v != 3) check_unchanged(&c, &gdy, bc->dy, "dy");
@@ -259,7 +264,8 @@ static void where_case(const bslot *s, const tol *t, const bcase *bc) {
                  c_step, off, v);
         ctx_input(&c, 0, "dy", bc->dy, 1);
         gbuf gc = gb_make(nc, off_of(off, 3)), gdy = gb_floats(bc->dy, n, off_of(off, 0));
-        gbuf gda = gb_floats(NULL, n, off_of(off, 1)), gdb = gb_floats(NULL, n, off_of(off, 2));
+        gbuf gda = gb_floats(NULL, n, off_of(off, 1)),
+             gdb = gb_floats(NULL, n, off_of(off, bc->grads_alike ? 1 : 2));
         memcpy(gc.p, cond, nc);
         float *da = v == 2 ? NULL : v == 3 ? gf(&gdy) : gf(&gda), *db = v == 1 ? NULL : gf(&gdb);
         be->where_backward(gf(&gdy), gc.p, c_step, da, db, n);
@@ -309,12 +315,36 @@ Test(conformance, binary_forward) {
   finish("binary forward");
 }
 
+/* The backward kernels stream da and db as the forward streams y, where the two sit alike
+   against the vector size (else they store normally): offset 13 puts both 1 float past a 64-byte
+   boundary (off_of(off, 4)), a ragged head; offset 6 puts them apart (10 and 15 floats past
+   it), the fallback. The first with every pair of steps (each has a loop of its own), the other
+   with both operands arrays: the streamed size costs 20x under qemu. (The empty head is
+   binary_forward_streamed's and where's.) */
+static const struct {
+  size_t off;
+  bool alike;
+} k_grads_streamed[] = {{13, true}, {6, false}};
+
+static void binary_backward_streamed(const bslot *s, const char *slot) {
+  const tol *t = tol_for(slot);
+  for (size_t steps = 0; steps < 4; steps++)
+    for (size_t k = 0; k < (steps == 3 ? COUNT(k_grads_streamed) : 1); k++) {
+      bcase bc = bcase_make(slot, t, STREAM_N, steps & 1, steps >> 1, k, k_grads_streamed[k].off,
+                            P_SPECIAL, strncmp(slot, "m", 1) == 0);
+      bc.grads_alike = k_grads_streamed[k].alike;
+      binary_backward_case(s, t, &bc);
+      bcase_free(&bc);
+    }
+}
+
 Test(conformance, binary_backward) {
   for (size_t i = 0; i < COUNT(k_binary); i++) {
     char slot[96];
     snprintf(slot, sizeof slot, "%s_backward", k_binary[i].name);
     for_each_bcase(&k_binary[i], slot, tol_for(slot), strncmp(slot, "m", 1) == 0,
                    binary_backward_case);
+    binary_backward_streamed(&k_binary[i], slot);
   }
   finish("binary backward");
 }
@@ -418,5 +448,21 @@ Test(conformance, fill) {
 Test(conformance, where) {
   static const bslot w = {"where", 0, 0};
   for_each_bcase(&w, "where", tol_for("where"), false, where_case);
+  /* The streamed size, as binary_forward_streamed (y at 7 and 0 floats past a 64-byte boundary:
+     offsets 13 and 6) and binary_backward_streamed (da and db alike at 2 floats past it, a
+     ragged head, and at 0; apart at 11 and 0), a tail each time; the first with every pair of
+     steps, the others with both operands arrays. */
+  static const struct {
+    size_t off;
+    bool alike;
+  } cases[] = {{13, true}, {6, false}, {11, true}};
+  for (size_t steps = 0; steps < 4; steps++)
+    for (size_t k = 0; k < (steps == 3 ? COUNT(cases) : 1); k++) {
+      bcase bc = bcase_make("where", tol_for("where"), STREAM_N, steps & 1, steps >> 1, k,
+                            cases[k].off, P_SPECIAL, false);
+      bc.grads_alike = cases[k].alike;
+      where_case(&w, tol_for("where"), &bc);
+      bcase_free(&bc);
+    }
   finish("where");
 }

@@ -122,6 +122,24 @@ Test(host_threads, costly_unary_kernels_split_finer) {
   sg_dispose(x);
 }
 
+/* The chunks of a binary op's forward (f(a, b), or where(c, a, b) when c is given) and of its
+   backward to a alone from a given dy. */
+static void chunks_of_binary(sg_tensor *(*op)(sg_tensor *, sg_tensor *), sg_tensor *c, sg_tensor *a,
+                             sg_tensor *b, int *fwd, int *bwd) {
+  sg_tensor *dy = sg_random_uniform(sg_shape(a), sg_rank(a), -1.0f, 1.0f, 6);
+  watch();
+  cr_assert_eq(sg_tape_begin(), SG_OK);
+  sg_tensor *y = c ? sg_where(c, a, b) : op(a, b), *da = NULL;
+  *fwd = atomic_load(&g_seen.chunks);
+  atomic_store(&g_seen.chunks, 0);
+  cr_assert_eq(sg_tape_end(y, dy, &a, 1, &da), SG_OK, "%s", sg_last_error());
+  *bwd = atomic_load(&g_seen.chunks);
+  sg__set_chunk_hook(NULL, NULL);
+  sg_dispose(y);
+  sg_dispose(da);
+  sg_dispose(dy);
+}
+
 /* A flat pass streams its output (chunks of 2^21, which the kernels write with non-temporal
    stores) only where its footprint outgrows the last-level cache; one the cache holds runs in
    the usual grain and stores normally. Judged against a set cache size, whatever this CPU's. */
@@ -141,9 +159,24 @@ Test(host_threads, large_passes_stream_only_past_the_last_level_cache) {
   sg__set_chunk_hook(NULL, NULL);
   cr_assert_eq(atomic_load(&g_seen.chunks), 2, "add of 2^22 ran in %d chunks",
                atomic_load(&g_seen.chunks));
+  /* mul's gradient to a: dy, a, b and da, 64 MiB; where's forward: a byte of condition and
+     three floats an element, 52 MiB; its gradient to a: dy, the condition and da, 36 MiB. */
+  sg_tensor *c = sg_greater(x, x), *x2 = sg_random_uniform(&n, 1, -2.0f, 2.0f, 8);
+  chunks_of_binary(sg_mul, NULL, x, x2, &fwd, &bwd);
+  cr_assert_eq(bwd, 2, "mul's backward on 2^22 past a 32 MiB cache ran in %d chunks", bwd);
+  chunks_of_binary(NULL, c, x, x2, &fwd, &bwd);
+  cr_assert_eq(fwd, 2, "where of 2^22 past a 32 MiB cache ran in %d chunks", fwd);
+  cr_assert_eq(bwd, 2, "where's backward on 2^22 past a 32 MiB cache ran in %d chunks", bwd);
   sg__set_llc_bytes((size_t)1 << 30);
   chunks_of_unary(sg_relu, x, &fwd, &bwd);
   cr_assert_eq(bwd, 64, "relu's backward on 2^22 in a 1 GiB cache ran in %d chunks", bwd);
+  chunks_of_binary(sg_mul, NULL, x, x2, &fwd, &bwd);
+  cr_assert_eq(bwd, 64, "mul's backward on 2^22 in a 1 GiB cache ran in %d chunks", bwd);
+  chunks_of_binary(NULL, c, x, x2, &fwd, &bwd);
+  cr_assert_eq(fwd, 64, "where of 2^22 in a 1 GiB cache ran in %d chunks", fwd);
+  cr_assert_eq(bwd, 64, "where's backward on 2^22 in a 1 GiB cache ran in %d chunks", bwd);
+  sg_dispose(c);
+  sg_dispose(x2);
   sg__set_llc_bytes(0); /* unknown: streamed from 2^22 elements, as before the cache was read */
   chunks_of_unary(sg_relu, x, &fwd, &bwd);
   cr_assert_eq(fwd, 2, "relu of 2^22 with no known cache ran in %d chunks", fwd);
