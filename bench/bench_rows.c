@@ -158,11 +158,19 @@ static int64_t axis0_blocks(const rw_op *op, int64_t rows, int64_t cols, int64_t
   return blocks < 2 ? 1 : blocks;
 }
 
+/* The engine's rows per chunk over rows (engine/op_nn.c sm_run): the softmax backward kernels
+   stream dx, so past the last-level cache (12 bytes an element: dy, y, dx) they get chunks of
+   at least SG_STREAM_CHUNK elements (bench_flat_grain's); everything else rows_grain's. */
+static int64_t rows_per_chunk(const rw_op *op, int64_t rows, int64_t cols) {
+  int64_t flat = op->kind == RW_SOFTMAX_BWD ? bench_flat_grain(rows * cols, 12) : BENCH_GRAIN;
+  return flat > BENCH_GRAIN ? (flat + cols - 1) / cols : bench_rows_grain(cols);
+}
+
 static int64_t chunks_of(const rw_op *op, int64_t rows, int64_t cols) {
   int64_t rc;
   if (op->kind == RW_REDUCE0 || op->kind == RW_REDUCE0_BWD)
     return axis0_blocks(op, rows, cols, &rc);
-  return bench_chunks(rows, bench_rows_grain(cols));
+  return bench_chunks(rows, rows_per_chunk(op, rows, cols));
 }
 
 /* Bytes a call reads and writes (every buffer distinct: the footprint is their sum). */
@@ -280,7 +288,7 @@ static void run_rw(bench_state *st, void *arg) {
     } else if (op->kind == RW_REDUCE0_BWD) {
       bench_parallel_for(blocks, 1, c->threads, rw_range, &j);
     } else {
-      bench_parallel_for(c->rows, bench_rows_grain(c->cols), c->threads, rw_range, &j);
+      bench_parallel_for(c->rows, rows_per_chunk(op, c->rows, c->cols), c->threads, rw_range, &j);
     }
     bench_clobber_memory();
   }

@@ -38,12 +38,20 @@ static void sm_backward(int64_t lo, int64_t hi, void *arg) {
 }
 
 /* Runs fn over a tensor of shape/rank viewed as [outer, r, inner] around axis a: r and inner go
-   into j, and the outer rows are split into chunks. */
-static void sm_run(sm_job *j, const int64_t *shape, int rank, int a, sg_range_fn fn) {
+   into j, and the outer rows are split into chunks. A pass whose kernel streams its output over
+   rows (the backward kernels, inner 1) and that touches `stream_bytes` bytes an element (0: it
+   does not stream) gets chunks of at least SG_STREAM_CHUNK elements where it outgrows the
+   last-level cache, as the flat elementwise passes (sg__flat_grain). */
+static void sm_run(sm_job *j, const int64_t *shape, int rank, int a, int stream_bytes,
+                   sg_range_fn fn) {
   j->r = shape[a];
   j->inner = prod(shape, a + 1, rank);
-  int64_t row = j->r * j->inner;
-  if (row > 0) sg__parallel_for(prod(shape, 0, a), rows_grain(row), fn, j);
+  int64_t row = j->r * j->inner, rows = prod(shape, 0, a);
+  if (row <= 0) return;
+  int64_t grain = rows_grain(row);
+  if (stream_bytes && j->inner == 1 && sg__flat_streams(rows * row, stream_bytes))
+    grain = (SG_STREAM_CHUNK + row - 1) / row;
+  sg__parallel_for(rows, grain, fn, j);
 }
 
 /* iparam[0]: the normalised axis, iparam[1]: 1 for log_softmax. Saved: y. */
@@ -59,7 +67,7 @@ static sg_status softmax_grad(const sg_node *node, sg_tensor *dy, const bool *ne
               .x = sg__f32(node->saved[0]),
               .dy = sg__f32(dy),
               .y = sg__f32(g)};
-  sm_run(&j, in->shape, in->rank, a, sm_backward);
+  sm_run(&j, in->shape, in->rank, a, 12, sm_backward); /* dy, y, dx */
   dx[0] = g;
   return SG_OK;
 }
@@ -75,7 +83,7 @@ static sg_tensor *softmax_op(bool log_form, sg_tensor *x, int axis) {
   if (!y) return sg__op_fail(&op);
   const sg_backend *be = sg__backend();
   sm_job j = {.fwd = log_form ? be->log_softmax : be->softmax, .x = sg__f32(x), .y = sg__f32(y)};
-  sm_run(&j, x->shape, x->rank, a, sm_forward);
+  sm_run(&j, x->shape, x->rank, a, 0, sm_forward);
   sg_node *node = sg__record(&op, softmax_grad, &x, 1, y);
   if (op.record) {
     if (!node) {

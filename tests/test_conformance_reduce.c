@@ -244,8 +244,12 @@ static void softmax_family(bool log_form) {
   const tol *t = tol_for(name), *tb = tol_for(bname);
   sg_softmax_kernel rf = log_form ? ref->log_softmax : ref->softmax;
   sg_softmax_backward_kernel rb = log_form ? ref->log_softmax_backward : ref->softmax_backward;
-  shape3 shapes[MAX_SHAPES];
+  shape3 shapes[MAX_SHAPES + 1];
   size_t ns = make_shapes(shapes, false);
+  /* A backward call of 2^21 floats and more streams dx (SG_STREAM_MIN): rows of 1033 floats put
+     each row's head at another offset from the vector alignment. The mixed pass only: this size
+     costs 20x under qemu. */
+  shapes[ns++] = (shape3){2031, 1033, 1};
   for (size_t h = 0; h < ns; h++) {
     shape3 sh = shapes[h];
     size_t numel = sh.outer * sh.r * sh.inner;
@@ -253,6 +257,7 @@ static void softmax_family(bool log_form) {
       size_t off = k_roffsets[k];
       for (int p = 0; p < R_COUNT; p++) {
         if (numel >= 100000 && p != R_CLEAN && p != R_NAN && p != R_MIXED) continue;
+        if (numel >= ((size_t)2 << 20) && p != R_MIXED) continue;
         seed(case_seed(name, h, k, (size_t)p));
         float *x = fnew(numel), *y = fnew(numel), *dy = fnew(numel), *dxw = fnew(numel);
         double *scale = calloc(numel ? numel : 1, sizeof *scale);

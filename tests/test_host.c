@@ -140,6 +140,8 @@ static void chunks_of_binary(sg_tensor *(*op)(sg_tensor *, sg_tensor *), sg_tens
   sg_dispose(dy);
 }
 
+static sg_tensor *softmax_rows(sg_tensor *x) { return sg_softmax(x, 1); }
+
 /* A flat pass streams its output (chunks of 2^21, which the kernels write with non-temporal
    stores) only where its footprint outgrows the last-level cache; one the cache holds runs in
    the usual grain and stores normally. Judged against a set cache size, whatever this CPU's. */
@@ -167,6 +169,14 @@ Test(host_threads, large_passes_stream_only_past_the_last_level_cache) {
   chunks_of_binary(NULL, c, x, x2, &fwd, &bwd);
   cr_assert_eq(fwd, 2, "where of 2^22 past a 32 MiB cache ran in %d chunks", fwd);
   cr_assert_eq(bwd, 2, "where's backward on 2^22 past a 32 MiB cache ran in %d chunks", bwd);
+  /* softmax over rows of 1024: the forward (32 MiB) in rows_grain's 64 rows, the backward (dy,
+     y, dx: 48 MiB) in chunks of 2048 rows, which its kernel streams */
+  const int64_t rows_shape[2] = {4096, 1024};
+  sg_tensor *m = sg_random_uniform(rows_shape, 2, -2.0f, 2.0f, 9);
+  chunks_of_unary(softmax_rows, m, &fwd, &bwd);
+  cr_assert_eq(fwd, 64, "softmax of [4096, 1024] in a 32 MiB cache ran in %d chunks", fwd);
+  cr_assert_eq(bwd, 2, "softmax's backward on [4096, 1024] past a 32 MiB cache ran in %d chunks",
+               bwd);
   sg__set_llc_bytes((size_t)1 << 30);
   chunks_of_unary(sg_relu, x, &fwd, &bwd);
   cr_assert_eq(bwd, 64, "relu's backward on 2^22 in a 1 GiB cache ran in %d chunks", bwd);
@@ -175,6 +185,10 @@ Test(host_threads, large_passes_stream_only_past_the_last_level_cache) {
   chunks_of_binary(NULL, c, x, x2, &fwd, &bwd);
   cr_assert_eq(fwd, 64, "where of 2^22 in a 1 GiB cache ran in %d chunks", fwd);
   cr_assert_eq(bwd, 64, "where's backward on 2^22 in a 1 GiB cache ran in %d chunks", bwd);
+  chunks_of_unary(softmax_rows, m, &fwd, &bwd);
+  cr_assert_eq(bwd, 64, "softmax's backward on [4096, 1024] in a 1 GiB cache ran in %d chunks",
+               bwd);
+  sg_dispose(m);
   sg_dispose(c);
   sg_dispose(x2);
   sg__set_llc_bytes(0); /* unknown: streamed from 2^22 elements, as before the cache was read */
