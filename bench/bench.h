@@ -21,13 +21,15 @@
    op gets from the engine. */
 #define BENCH_GRAIN ((int64_t)1 << 16)
 /* = sg__flat_grain (engine/engine.h, which it calls): the engine's chunks of a flat elementwise
-   pass whose kernel streams (a same-shape binary op, a unary op forward or backward) and that
-   reads and writes `bytes` bytes an element: SG_STREAM_CHUNK, which the kernels stream, where
+   pass whose kernel streams (a same-shape unary or binary op or where, forward or backward) and
+   that reads and writes `bytes` bytes an element: SG_STREAM_CHUNK, which the kernels stream, where
    the footprint outgrows the last-level cache and n is at least 2 x SG_STREAM_CHUNK;
    BENCH_GRAIN otherwise. The cache size comes from the bench's own copy of
    engine/cache_size.c (the library's is hidden), which reads the same sysfs and CPUID figures;
    sg__set_llc_bytes in the bench would not reach the library. */
 int64_t bench_flat_grain(int64_t n, int bytes);
+/* Whether that pass streams (the engine's sg__flat_streams): for passes split by rows. */
+bool bench_flat_streams(int64_t n, int bytes);
 /* The engine's chunks of a unary kernel's pass (`slot`: "tanh", "tanh_backward", ...): finer
    for the costly kernels of engine/unary_cost.h where they do not stream, bench_flat_grain for
    the rest. Compares names: call it when a case is set up, not in its loop. */

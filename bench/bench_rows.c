@@ -162,8 +162,9 @@ static int64_t axis0_blocks(const rw_op *op, int64_t rows, int64_t cols, int64_t
    stream dx, so past the last-level cache (12 bytes an element: dy, y, dx) they get chunks of
    at least SG_STREAM_CHUNK elements (bench_flat_grain's); everything else rows_grain's. */
 static int64_t rows_per_chunk(const rw_op *op, int64_t rows, int64_t cols) {
-  int64_t flat = op->kind == RW_SOFTMAX_BWD ? bench_flat_grain(rows * cols, 12) : BENCH_GRAIN;
-  return flat > BENCH_GRAIN ? (flat + cols - 1) / cols : bench_rows_grain(cols);
+  if (op->kind == RW_SOFTMAX_BWD && bench_flat_streams(rows * cols, 12))
+    return (bench_flat_grain(rows * cols, 12) + cols - 1) / cols; /* SG_STREAM_CHUNK elements */
+  return bench_rows_grain(cols);
 }
 
 static int64_t chunks_of(const rw_op *op, int64_t rows, int64_t cols) {

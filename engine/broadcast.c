@@ -157,6 +157,8 @@ void sg__bcast_for_each(const sg_bcast *bc, sg_bcast_fn fn, void *arg) {
 }
 
 void sg__bcast_for_each_streamed(const sg_bcast *bc, int bytes, sg_bcast_fn fn, void *arg) {
+  /* Every operand contiguous: `bytes` counts each as a whole array. (A broadcast scalar would
+     also give one run per chunk, with fewer bytes; it keeps the usual grain.) */
   bool flat = bc->rank == 1;
   for (int k = 0; k < bc->n_operands && flat; k++) flat = bc->strides[k][0] == 1;
   walk_ctx c = {bc, fn, arg};

@@ -177,6 +177,17 @@ Test(host_threads, large_passes_stream_only_past_the_last_level_cache) {
   cr_assert_eq(fwd, 64, "softmax of [4096, 1024] in a 32 MiB cache ran in %d chunks", fwd);
   cr_assert_eq(bwd, 2, "softmax's backward on [4096, 1024] past a 32 MiB cache ran in %d chunks",
                bwd);
+  /* A 40 MiB cache tells the byte counts apart: where's gradient to a (36 MiB) fits it, where
+     (52), mul's gradient to a (64) and softmax's (48) do not. */
+  sg__set_llc_bytes((size_t)40 << 20);
+  chunks_of_binary(sg_mul, NULL, x, x2, &fwd, &bwd);
+  cr_assert_eq(bwd, 2, "mul's backward on 2^22 past a 40 MiB cache ran in %d chunks", bwd);
+  chunks_of_binary(NULL, c, x, x2, &fwd, &bwd);
+  cr_assert_eq(fwd, 2, "where of 2^22 past a 40 MiB cache ran in %d chunks", fwd);
+  cr_assert_eq(bwd, 64, "where's backward to a on 2^22 in a 40 MiB cache ran in %d chunks", bwd);
+  chunks_of_unary(softmax_rows, m, &fwd, &bwd);
+  cr_assert_eq(bwd, 2, "softmax's backward on [4096, 1024] past a 40 MiB cache ran in %d chunks",
+               bwd);
   sg__set_llc_bytes((size_t)1 << 30);
   chunks_of_unary(sg_relu, x, &fwd, &bwd);
   cr_assert_eq(bwd, 64, "relu's backward on 2^22 in a 1 GiB cache ran in %d chunks", bwd);
