@@ -86,13 +86,23 @@ static int chunks_of_exp(sg_tensor *x) {
 
 /* ---- How finely an op is split ------------------------------------------------------------- */
 
-/* Chunks the forward op(x) takes, and then its backward through the tape with a given dy (a
-   dy of NULL would add the fill of its uniform blocks). */
-static void chunks_of_unary(sg_tensor *(*op)(sg_tensor *), sg_tensor *x, int *fwd, int *bwd) {
+/* An op of x for chunks_of: unary(x), binary(x, b) or where(c, x, b). */
+typedef struct taped_op {
+  sg_tensor *(*unary)(sg_tensor *);
+  sg_tensor *(*binary)(sg_tensor *, sg_tensor *);
+  sg_tensor *c, *b;
+} taped_op;
+
+/* Chunks the forward op(x) takes, and then its backward to x through the tape with a given dy
+   (a dy of NULL would add the fill of its uniform blocks). */
+static void chunks_of(const taped_op *op, sg_tensor *x, int *fwd, int *bwd) {
   sg_tensor *dy = sg_random_uniform(sg_shape(x), sg_rank(x), -1.0f, 1.0f, 6);
   watch();
   cr_assert_eq(sg_tape_begin(), SG_OK);
-  sg_tensor *y = op(x), *dx = NULL;
+  sg_tensor *y = op->c        ? sg_where(op->c, x, op->b)
+                 : op->binary ? op->binary(x, op->b)
+                              : op->unary(x),
+            *dx = NULL;
   *fwd = atomic_load(&g_seen.chunks);
   atomic_store(&g_seen.chunks, 0);
   cr_assert_eq(sg_tape_end(y, dy, &x, 1, &dx), SG_OK, "%s", sg_last_error());
@@ -101,6 +111,10 @@ static void chunks_of_unary(sg_tensor *(*op)(sg_tensor *), sg_tensor *x, int *fw
   sg_dispose(y);
   sg_dispose(dx);
   sg_dispose(dy);
+}
+static void chunks_of_unary(sg_tensor *(*op)(sg_tensor *), sg_tensor *x, int *fwd, int *bwd) {
+  const taped_op t = {.unary = op};
+  chunks_of(&t, x, fwd, bwd);
 }
 
 /* The costly kernels of engine/unary_cost.h are split finer than cheap elementwise work, so
@@ -122,25 +136,23 @@ Test(host_threads, costly_unary_kernels_split_finer) {
   sg_dispose(x);
 }
 
-/* The chunks of a binary op's forward (f(a, b), or where(c, a, b) when c is given) and of its
-   backward to a alone from a given dy. */
-static void chunks_of_binary(sg_tensor *(*op)(sg_tensor *, sg_tensor *), sg_tensor *c, sg_tensor *a,
-                             sg_tensor *b, int *fwd, int *bwd) {
-  sg_tensor *dy = sg_random_uniform(sg_shape(a), sg_rank(a), -1.0f, 1.0f, 6);
-  watch();
-  cr_assert_eq(sg_tape_begin(), SG_OK);
-  sg_tensor *y = c ? sg_where(c, a, b) : op(a, b), *da = NULL;
-  *fwd = atomic_load(&g_seen.chunks);
-  atomic_store(&g_seen.chunks, 0);
-  cr_assert_eq(sg_tape_end(y, dy, &a, 1, &da), SG_OK, "%s", sg_last_error());
-  *bwd = atomic_load(&g_seen.chunks);
-  sg__set_chunk_hook(NULL, NULL);
-  sg_dispose(y);
-  sg_dispose(da);
-  sg_dispose(dy);
-}
-
 static sg_tensor *softmax_rows(sg_tensor *x) { return sg_softmax(x, 1); }
+
+/* Chunks of the passes that stream since the fourteenth landing: mul's gradient to a (dy, a, b,
+   da), where (a byte of condition and three floats) and its gradient to a (dy, the condition,
+   da), softmax over rows of 1024 (x, y) and its gradient (dy, y, dx). */
+typedef struct stream_chunks {
+  int mul_bwd, where_fwd, where_bwd, softmax_fwd, softmax_bwd;
+} stream_chunks;
+static stream_chunks chunks_of_streamed(sg_tensor *x, sg_tensor *x2, sg_tensor *c, sg_tensor *m) {
+  stream_chunks k;
+  int unused;
+  const taped_op mul = {.binary = sg_mul, .b = x2}, where = {.c = c, .b = x2};
+  chunks_of(&mul, x, &unused, &k.mul_bwd);
+  chunks_of(&where, x, &k.where_fwd, &k.where_bwd);
+  chunks_of_unary(softmax_rows, m, &k.softmax_fwd, &k.softmax_bwd);
+  return k;
+}
 
 /* A flat pass streams its output (chunks of 2^21, which the kernels write with non-temporal
    stores) only where its footprint outgrows the last-level cache; one the cache holds runs in
@@ -161,47 +173,39 @@ Test(host_threads, large_passes_stream_only_past_the_last_level_cache) {
   sg__set_chunk_hook(NULL, NULL);
   cr_assert_eq(atomic_load(&g_seen.chunks), 2, "add of 2^22 ran in %d chunks",
                atomic_load(&g_seen.chunks));
-  /* mul's gradient to a: dy, a, b and da, 64 MiB; where's forward: a byte of condition and
-     three floats an element, 52 MiB; its gradient to a: dy, the condition and da, 36 MiB. */
+  /* The passes streamed since the fourteenth landing, under three cache sizes; 40 MiB tells
+     their byte counts apart. */
   sg_tensor *c = sg_greater(x, x), *x2 = sg_random_uniform(&n, 1, -2.0f, 2.0f, 8);
-  chunks_of_binary(sg_mul, NULL, x, x2, &fwd, &bwd);
-  cr_assert_eq(bwd, 2, "mul's backward on 2^22 past a 32 MiB cache ran in %d chunks", bwd);
-  chunks_of_binary(NULL, c, x, x2, &fwd, &bwd);
-  cr_assert_eq(fwd, 2, "where of 2^22 past a 32 MiB cache ran in %d chunks", fwd);
-  cr_assert_eq(bwd, 2, "where's backward on 2^22 past a 32 MiB cache ran in %d chunks", bwd);
-  /* softmax over rows of 1024: the forward (32 MiB) in rows_grain's 64 rows, the backward (dy,
-     y, dx: 48 MiB) in chunks of 2048 rows, which its kernel streams */
   const int64_t rows_shape[2] = {4096, 1024};
   sg_tensor *m = sg_random_uniform(rows_shape, 2, -2.0f, 2.0f, 9);
-  chunks_of_unary(softmax_rows, m, &fwd, &bwd);
-  cr_assert_eq(fwd, 64, "softmax of [4096, 1024] in a 32 MiB cache ran in %d chunks", fwd);
-  cr_assert_eq(bwd, 2, "softmax's backward on [4096, 1024] past a 32 MiB cache ran in %d chunks",
-               bwd);
-  /* A 40 MiB cache tells the byte counts apart: where's gradient to a (36 MiB) fits it, where
-     (52), mul's gradient to a (64) and softmax's (48) do not. */
-  sg__set_llc_bytes((size_t)40 << 20);
-  chunks_of_binary(sg_mul, NULL, x, x2, &fwd, &bwd);
-  cr_assert_eq(bwd, 2, "mul's backward on 2^22 past a 40 MiB cache ran in %d chunks", bwd);
-  chunks_of_binary(NULL, c, x, x2, &fwd, &bwd);
-  cr_assert_eq(fwd, 2, "where of 2^22 past a 40 MiB cache ran in %d chunks", fwd);
-  cr_assert_eq(bwd, 64, "where's backward to a on 2^22 in a 40 MiB cache ran in %d chunks", bwd);
-  chunks_of_unary(softmax_rows, m, &fwd, &bwd);
-  cr_assert_eq(bwd, 2, "softmax's backward on [4096, 1024] past a 40 MiB cache ran in %d chunks",
-               bwd);
-  sg__set_llc_bytes((size_t)1 << 30);
-  chunks_of_unary(sg_relu, x, &fwd, &bwd);
-  cr_assert_eq(bwd, 64, "relu's backward on 2^22 in a 1 GiB cache ran in %d chunks", bwd);
-  chunks_of_binary(sg_mul, NULL, x, x2, &fwd, &bwd);
-  cr_assert_eq(bwd, 64, "mul's backward on 2^22 in a 1 GiB cache ran in %d chunks", bwd);
-  chunks_of_binary(NULL, c, x, x2, &fwd, &bwd);
-  cr_assert_eq(fwd, 64, "where of 2^22 in a 1 GiB cache ran in %d chunks", fwd);
-  cr_assert_eq(bwd, 64, "where's backward on 2^22 in a 1 GiB cache ran in %d chunks", bwd);
-  chunks_of_unary(softmax_rows, m, &fwd, &bwd);
-  cr_assert_eq(bwd, 64, "softmax's backward on [4096, 1024] in a 1 GiB cache ran in %d chunks",
-               bwd);
+  static const struct {
+    size_t llc_mib;
+    stream_chunks want;
+  } caches[] = {{32, {2, 2, 2, 64, 2}}, {40, {2, 2, 64, 64, 2}}, {1024, {64, 64, 64, 64, 64}}};
+  for (size_t k = 0; k < sizeof caches / sizeof caches[0]; k++) {
+    sg__set_llc_bytes(caches[k].llc_mib << 20);
+    stream_chunks got = chunks_of_streamed(x, x2, c, m), want = caches[k].want;
+    cr_assert_eq(got.mul_bwd, want.mul_bwd,
+                 "mul's gradient to a (64 MiB), %zu MiB cache: %d chunks", caches[k].llc_mib,
+                 got.mul_bwd);
+    cr_assert_eq(got.where_fwd, want.where_fwd, "where (52 MiB), %zu MiB cache: %d chunks",
+                 caches[k].llc_mib, got.where_fwd);
+    cr_assert_eq(got.where_bwd, want.where_bwd,
+                 "where's gradient to a (36 MiB), %zu MiB cache: %d chunks", caches[k].llc_mib,
+                 got.where_bwd);
+    cr_assert_eq(got.softmax_fwd, want.softmax_fwd,
+                 "softmax of [4096, 1024] (32 MiB), %zu MiB cache: %d chunks", caches[k].llc_mib,
+                 got.softmax_fwd);
+    cr_assert_eq(got.softmax_bwd, want.softmax_bwd,
+                 "softmax's gradient (48 MiB), %zu MiB cache: %d chunks", caches[k].llc_mib,
+                 got.softmax_bwd);
+  }
   sg_dispose(m);
   sg_dispose(c);
   sg_dispose(x2);
+  sg__set_llc_bytes((size_t)1 << 30);
+  chunks_of_unary(sg_relu, x, &fwd, &bwd);
+  cr_assert_eq(bwd, 64, "relu's backward on 2^22 in a 1 GiB cache ran in %d chunks", bwd);
   sg__set_llc_bytes(0); /* unknown: streamed from 2^22 elements, as before the cache was read */
   chunks_of_unary(sg_relu, x, &fwd, &bwd);
   cr_assert_eq(fwd, 2, "relu of 2^22 with no known cache ran in %d chunks", fwd);
