@@ -173,15 +173,18 @@ Test(host_threads, large_passes_stream_only_past_the_last_level_cache) {
   sg__set_chunk_hook(NULL, NULL);
   cr_assert_eq(atomic_load(&g_seen.chunks), 2, "add of 2^22 ran in %d chunks",
                atomic_load(&g_seen.chunks));
-  /* The passes streamed since the fourteenth landing, under three cache sizes; 40 MiB tells
-     their byte counts apart. */
+  /* The passes streamed since the fourteenth landing, under four cache sizes; 40 and 50 MiB
+     tell their byte counts apart (a where counted at 12 bytes, 48 MiB, would fit 50). */
   sg_tensor *c = sg_greater(x, x), *x2 = sg_random_uniform(&n, 1, -2.0f, 2.0f, 8);
   const int64_t rows_shape[2] = {4096, 1024};
   sg_tensor *m = sg_random_uniform(rows_shape, 2, -2.0f, 2.0f, 9);
   static const struct {
     size_t llc_mib;
     stream_chunks want;
-  } caches[] = {{32, {2, 2, 2, 64, 2}}, {40, {2, 2, 64, 64, 2}}, {1024, {64, 64, 64, 64, 64}}};
+  } caches[] = {{32, {2, 2, 2, 64, 2}},
+                {40, {2, 2, 64, 64, 2}},
+                {50, {2, 2, 64, 64, 64}},
+                {1024, {64, 64, 64, 64, 64}}};
   for (size_t k = 0; k < sizeof caches / sizeof caches[0]; k++) {
     sg__set_llc_bytes(caches[k].llc_mib << 20);
     stream_chunks got = chunks_of_streamed(x, x2, c, m), want = caches[k].want;
