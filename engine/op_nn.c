@@ -9,6 +9,15 @@
 /* Rows per parallel chunk for rows of `row` elements (row > 0). */
 static int64_t rows_grain(int64_t row) { return sg__grain_for((double)row, CHUNK); }
 
+/* Rows per chunk for a pass over `rows` rows of `row` elements whose kernel streams its output
+   over rows and that touches `bytes` bytes an element: chunks of at least SG_STREAM_CHUNK
+   elements where the pass outgrows the last-level cache (as the flat elementwise passes,
+   sg__flat_grain), rows_grain's otherwise. */
+static int64_t rows_grain_streamed(int64_t rows, int64_t row, int bytes) {
+  if (sg__flat_streams(rows * row, bytes)) return (SG_STREAM_CHUNK + row - 1) / row;
+  return rows_grain(row);
+}
+
 static int64_t prod(const int64_t *d, int lo, int hi) {
   int64_t p = 1;
   for (int i = lo; i < hi; i++) p *= d[i];
@@ -48,9 +57,8 @@ static void sm_run(sm_job *j, const int64_t *shape, int rank, int a, int stream_
   j->inner = prod(shape, a + 1, rank);
   int64_t row = j->r * j->inner, rows = prod(shape, 0, a);
   if (row <= 0) return;
-  int64_t grain = rows_grain(row);
-  if (stream_bytes && j->inner == 1 && sg__flat_streams(rows * row, stream_bytes))
-    grain = (SG_STREAM_CHUNK + row - 1) / row;
+  int64_t grain = stream_bytes && j->inner == 1 ? rows_grain_streamed(rows, row, stream_bytes)
+                                                : rows_grain(row);
   sg__parallel_for(rows, grain, fn, j);
 }
 
@@ -144,7 +152,10 @@ static sg_status ce_grad(const sg_node *node, sg_tensor *dy, const bool *need, s
               .dlabels = dlabels ? sg__f32(dlabels) : NULL,
               .dlogits = dlogits ? sg__f32(dlogits) : NULL,
               .classes = classes};
-  if (rows > 0 && classes > 0) sg__parallel_for(rows, rows_grain(classes), ce_backward, &j);
+  /* labels, log_probs and each gradient asked for: the kernel streams them */
+  int bytes = 4 * (2 + need[0] + need[1]);
+  if (rows > 0 && classes > 0)
+    sg__parallel_for(rows, rows_grain_streamed(rows, classes, bytes), ce_backward, &j);
   sg_dispose(dloss);
   dx[0] = dlabels;
   dx[1] = dlogits;
@@ -181,7 +192,9 @@ sg_tensor *sg_softmax_cross_entropy(sg_tensor *labels, sg_tensor *logits) {
               .loss = sg__f32(loss),
               .log_probs = sg__f32(log_probs),
               .classes = classes};
-  if (rows > 0) sg__parallel_for(rows, rows_grain(classes > 0 ? classes : 1), ce_forward, &j);
+  if (rows > 0) /* labels, logits, log_probs: the kernel streams log_probs */
+    sg__parallel_for(rows, rows_grain_streamed(rows, classes > 0 ? classes : 1, 12), ce_forward,
+                     &j);
   /* The batch mean: one sum in row order, then one division (0 rows: 0 / 0 = NaN). */
   float total = 0.0f;
   sg__backend()->reduce_sum(sg__f32(loss), 1, (size_t)rows, 1, &total);

@@ -338,12 +338,20 @@ static void sce_family(void) {
             *tp = tol_for("softmax_cross_entropy:log_probs");
   const tol *tb = tol_for("softmax_cross_entropy_backward");
   const tol *tdl = tol_for("softmax_cross_entropy_backward:dlabels");
-  for (size_t si = 0; si < COUNT(k_sizes); si++) {
-    size_t classes = k_sizes[si], rows = classes >= 100000 ? 1 : 3, n = rows * classes;
+  /* Calls of 2^21 floats and more stream log_probs and the gradients (SG_STREAM_MIN): rows of
+     1033 put each row's head at another offset, rows of 3 are shorter than most heads. The
+     mixed pass only at those sizes, as for softmax. */
+  const size_t streamed[][2] = {{2031, 1033}, {699051, 3}};
+  for (size_t si = 0; si < COUNT(k_sizes) + COUNT(streamed); si++) {
+    bool big = si >= COUNT(k_sizes);
+    size_t classes = big ? streamed[si - COUNT(k_sizes)][1] : k_sizes[si];
+    size_t rows = big ? streamed[si - COUNT(k_sizes)][0] : classes >= 100000 ? 1 : 3;
+    size_t n = rows * classes;
     for (size_t k = 0; k < n_roffsets(n); k++) {
       size_t off = k_roffsets[k];
       for (int p = 0; p < R_COUNT; p++) {
         if (n >= 100000 && p != R_CLEAN && p != R_NAN && p != R_MIXED) continue;
+        if (big && p != R_MIXED) continue;
         seed(case_seed("sce", classes, k, (size_t)p));
         float *lab = fnew(n), *logit = fnew(n), *lp = fnew(n), *loss = fnew(rows);
         float *dloss = fnew(rows), *wdlab = fnew(n), *wdlog = fnew(n);
@@ -386,14 +394,27 @@ static void sce_family(void) {
           gb_free(&gx);
           gb_free(&gloss);
           gb_free(&glp);
-          /* Backward from the scalar log_probs: both outputs, then each alone. */
-          for (int v = 0; v < 3; v++) {
+          /* In place: log_probs over the logits (the loss must not read them back). */
+          ctx_init(&c, be, "softmax_cross_entropy", k_rpass_names[p],
+                   "rows=%zu classes=%zu off=%zu in place", rows, classes, off);
+          gx = gb_floats(logit, n, off_of(off, 1));
+          gloss = gb_floats(NULL, rows, off_of(off, 2));
+          be->softmax_cross_entropy(gf(&gl), gf(&gx), rows, classes, gf(&gloss), gf(&gx));
+          check_guards(&c, &gx, "log_probs");
+          check_f32(&c, tl, gf(&gloss), loss, rows, (double)classes, sl);
+          c.slot = "softmax_cross_entropy:log_probs";
+          check_f32(&c, tp, gf(&gx), lp, n, (double)classes, sp);
+          gb_free(&gx);
+          gb_free(&gloss);
+          /* Backward from the scalar log_probs: both outputs, each alone, and both at the same
+             offset (a streamed call streams two outputs only where they sit alike). */
+          for (int v = 0; v < 4; v++) {
             ctx_init(&c, be, "softmax_cross_entropy_backward", k_rpass_names[p],
                      "rows=%zu classes=%zu off=%zu v=%d", rows, classes, off, v);
             gbuf gdl = gb_floats(dloss, rows, off_of(off, 4)),
                  gp = gb_floats(lp, n, off_of(off, 5));
             gbuf gdlab = gb_floats(NULL, n, off_of(off, 6)),
-                 gdlog = gb_floats(NULL, n, off_of(off, 7));
+                 gdlog = gb_floats(NULL, n, off_of(off, v == 3 ? 6 : 7));
             float *dlab = v == 2 ? NULL : gf(&gdlab), *dlog = v == 1 ? NULL : gf(&gdlog);
             be->softmax_cross_entropy_backward(gf(&gdl), gf(&gl), gf(&gp), rows, classes, dlab,
                                                dlog);
