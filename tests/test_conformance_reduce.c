@@ -378,34 +378,32 @@ static void sce_family(void) {
           }
         FOR_EACH_BACKEND(be) {
           cctx c;
-          ctx_init(&c, be, "softmax_cross_entropy", k_rpass_names[p],
-                   "rows=%zu classes=%zu off=%zu", rows, classes, off);
-          gbuf gl = gb_floats(lab, n, off_of(off, 0)), gx = gb_floats(logit, n, off_of(off, 1));
-          gbuf gloss = gb_floats(NULL, rows, off_of(off, 2)),
-               glp = gb_floats(NULL, n, off_of(off, 3));
-          be->softmax_cross_entropy(gf(&gl), gf(&gx), rows, classes, gf(&gloss), gf(&glp));
-          check_unchanged(&c, &gl, lab, "labels");
-          check_unchanged(&c, &gx, logit, "logits");
-          check_guards(&c, &gloss, "loss");
-          check_guards(&c, &glp, "log_probs");
-          check_f32(&c, tl, gf(&gloss), loss, rows, (double)classes, sl);
-          c.slot = "softmax_cross_entropy:log_probs";
-          check_f32(&c, tp, gf(&glp), lp, n, (double)classes, sp);
-          gb_free(&gx);
-          gb_free(&gloss);
-          gb_free(&glp);
-          /* In place: log_probs over the logits (the loss must not read them back). */
-          ctx_init(&c, be, "softmax_cross_entropy", k_rpass_names[p],
-                   "rows=%zu classes=%zu off=%zu in place", rows, classes, off);
-          gx = gb_floats(logit, n, off_of(off, 1));
-          gloss = gb_floats(NULL, rows, off_of(off, 2));
-          be->softmax_cross_entropy(gf(&gl), gf(&gx), rows, classes, gf(&gloss), gf(&gx));
-          check_guards(&c, &gx, "log_probs");
-          check_f32(&c, tl, gf(&gloss), loss, rows, (double)classes, sl);
-          c.slot = "softmax_cross_entropy:log_probs";
-          check_f32(&c, tp, gf(&gx), lp, n, (double)classes, sp);
-          gb_free(&gx);
-          gb_free(&gloss);
+          gbuf gl = gb_floats(lab, n, off_of(off, 0));
+          /* Apart, then in place: log_probs over the logits (the loss must not read them
+             back). */
+          for (int inplace = 0; inplace < 2; inplace++) {
+            ctx_init(&c, be, "softmax_cross_entropy", k_rpass_names[p],
+                     "rows=%zu classes=%zu off=%zu%s", rows, classes, off,
+                     inplace ? " in place" : "");
+            gbuf gx = gb_floats(logit, n, off_of(off, 1)),
+                 gloss = gb_floats(NULL, rows, off_of(off, 2)),
+                 glp = gb_floats(NULL, n, off_of(off, 3));
+            float *out = inplace ? gf(&gx) : gf(&glp);
+            be->softmax_cross_entropy(gf(&gl), gf(&gx), rows, classes, gf(&gloss), out);
+            check_unchanged(&c, &gl, lab, "labels");
+            if (!inplace)
+              check_unchanged(&c, &gx, logit, "logits");
+            else
+              check_guards(&c, &gx, "logits");
+            check_guards(&c, &gloss, "loss");
+            check_guards(&c, &glp, "log_probs");
+            check_f32(&c, tl, gf(&gloss), loss, rows, (double)classes, sl);
+            c.slot = "softmax_cross_entropy:log_probs";
+            check_f32(&c, tp, out, lp, n, (double)classes, sp);
+            gb_free(&gx);
+            gb_free(&gloss);
+            gb_free(&glp);
+          }
           /* Backward from the scalar log_probs: both outputs, each alone, and both at the same
              offset (a streamed call streams two outputs only where they sit alike). */
           for (int v = 0; v < 4; v++) {
