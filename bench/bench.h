@@ -28,8 +28,10 @@
    engine/cache_size.c (the library's is hidden), which reads the same sysfs and CPUID figures;
    sg__set_llc_bytes in the bench would not reach the library. */
 int64_t bench_flat_grain(int64_t n, int bytes);
-/* Whether that pass streams (the engine's sg__flat_streams): for passes split by rows. */
-bool bench_flat_streams(int64_t n, int bytes);
+/* The engine's rows per chunk for a pass over `rows` rows of `row` floats whose kernel streams
+   row by row (sg__rows_stream_grain): whole rows of at least SG_STREAM_CHUNK elements where it
+   streams, 0 where it does not. */
+int64_t bench_rows_stream_grain(int64_t rows, int64_t row, int bytes);
 /* The engine's chunks of a unary kernel's pass (`slot`: "tanh", "tanh_backward", ...): finer
    for the costly kernels of engine/unary_cost.h where they do not stream, bench_flat_grain for
    the rest. Compares names: call it when a case is set up, not in its loop. */

@@ -161,13 +161,12 @@ static int64_t axis0_blocks(const rw_op *op, int64_t rows, int64_t cols, int64_t
 /* The engine's rows per chunk over rows (engine/op_nn.c rows_grain_streamed): the softmax
    backward kernels stream dx and the cross-entropy kernels log_probs or dlogits, so past the
    last-level cache (12 bytes an element: dy, y, dx; labels, logits, log_probs; labels,
-   log_probs, dlogits) they get chunks of at least SG_STREAM_CHUNK elements (bench_flat_grain's);
+   log_probs, dlogits) they get the engine's streamed chunks (bench_rows_stream_grain);
    everything else rows_grain's. */
 static int64_t rows_per_chunk(const rw_op *op, int64_t rows, int64_t cols) {
   bool streams = op->kind == RW_SOFTMAX_BWD || op->kind == RW_CE || op->kind == RW_CE_BWD;
-  if (streams && bench_flat_streams(rows * cols, 12))
-    return (bench_flat_grain(rows * cols, 12) + cols - 1) / cols; /* SG_STREAM_CHUNK elements */
-  return bench_rows_grain(cols);
+  int64_t g = streams ? bench_rows_stream_grain(rows, cols, 12) : 0;
+  return g ? g : bench_rows_grain(cols);
 }
 
 static int64_t chunks_of(const rw_op *op, int64_t rows, int64_t cols) {

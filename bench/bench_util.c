@@ -134,7 +134,9 @@ int64_t bench_chunks(int64_t n, int64_t grain) {
 
 int64_t bench_flat_grain(int64_t n, int bytes) { return sg__flat_grain(n, bytes); }
 
-bool bench_flat_streams(int64_t n, int bytes) { return sg__flat_streams(n, bytes); }
+int64_t bench_rows_stream_grain(int64_t rows, int64_t row, int bytes) {
+  return sg__rows_stream_grain(rows, row, bytes);
+}
 
 int64_t bench_unary_grain(const char *slot, int64_t n, int bytes) {
   size_t len = strlen(slot);

@@ -176,6 +176,14 @@ static inline bool sg__flat_streams(int64_t n, int bytes) {
 static inline int64_t sg__flat_grain(int64_t n, int bytes) {
   return sg__flat_streams(n, bytes) ? SG_STREAM_CHUNK : SG_GRAIN_ELEMENTWISE;
 }
+/* Rows per chunk for a pass over `rows` rows of `row` floats whose kernel streams its output
+   row by row (the softmax gradients, the cross-entropy and its gradient) and that touches
+   `bytes` bytes an element: whole rows of at least SG_STREAM_CHUNK elements where the pass
+   outgrows the last-level cache, as sg__flat_grain; 0 where it does not, and the caller keeps
+   its usual grain. */
+static inline int64_t sg__rows_stream_grain(int64_t rows, int64_t row, int bytes) {
+  return sg__flat_streams(rows * row, bytes) ? (SG_STREAM_CHUNK + row - 1) / row : 0;
+}
 /* sg__flat_grain for a kernel of engine/unary_cost.h's list, which is split finer where it does
    not stream. */
 static inline int64_t sg__flat_grain_costly(int64_t n, int bytes) {

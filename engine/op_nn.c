@@ -9,13 +9,12 @@
 /* Rows per parallel chunk for rows of `row` elements (row > 0). */
 static int64_t rows_grain(int64_t row) { return sg__grain_for((double)row, CHUNK); }
 
-/* Rows per chunk for a pass over `rows` rows of `row` elements whose kernel streams its output
-   over rows and that touches `bytes` bytes an element: chunks of at least SG_STREAM_CHUNK
-   elements where the pass outgrows the last-level cache (as the flat elementwise passes,
-   sg__flat_grain), rows_grain's otherwise. */
+/* Rows per chunk for a pass whose kernel streams its output over rows (row > 0): whole rows of
+   at least SG_STREAM_CHUNK elements past the last-level cache (sg__rows_stream_grain),
+   rows_grain's otherwise. */
 static int64_t rows_grain_streamed(int64_t rows, int64_t row, int bytes) {
-  if (sg__flat_streams(rows * row, bytes)) return (SG_STREAM_CHUNK + row - 1) / row;
-  return rows_grain(row);
+  int64_t g = sg__rows_stream_grain(rows, row, bytes);
+  return g ? g : rows_grain(row);
 }
 
 static int64_t prod(const int64_t *d, int lo, int hi) {
@@ -152,7 +151,7 @@ static sg_status ce_grad(const sg_node *node, sg_tensor *dy, const bool *need, s
               .dlabels = dlabels ? sg__f32(dlabels) : NULL,
               .dlogits = dlogits ? sg__f32(dlogits) : NULL,
               .classes = classes};
-  /* labels, log_probs and each gradient asked for: the kernel streams them */
+  /* labels and log_probs read, each gradient asked for written (streamed) */
   int bytes = 4 * (2 + need[0] + need[1]);
   if (rows > 0 && classes > 0)
     sg__parallel_for(rows, rows_grain_streamed(rows, classes, bytes), ce_backward, &j);
@@ -192,9 +191,10 @@ sg_tensor *sg_softmax_cross_entropy(sg_tensor *labels, sg_tensor *logits) {
               .loss = sg__f32(loss),
               .log_probs = sg__f32(log_probs),
               .classes = classes};
-  if (rows > 0) /* labels, logits, log_probs: the kernel streams log_probs */
-    sg__parallel_for(rows, rows_grain_streamed(rows, classes > 0 ? classes : 1, 12), ce_forward,
-                     &j);
+  /* labels and logits read, log_probs written (streamed); no classes: only the loss */
+  if (rows > 0)
+    sg__parallel_for(rows, classes > 0 ? rows_grain_streamed(rows, classes, 12) : rows_grain(1),
+                     ce_forward, &j);
   /* The batch mean: one sum in row order, then one division (0 rows: 0 / 0 = NaN). */
   float total = 0.0f;
   sg__backend()->reduce_sum(sg__f32(loss), 1, (size_t)rows, 1, &total);
