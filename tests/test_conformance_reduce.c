@@ -332,6 +332,45 @@ static void softmax_family(bool log_form) {
 
 /* ==== Softmax cross-entropy ================================================================= */
 
+/* Rows per piece of a call cut below SG_STREAM_MIN (2^21 floats), whose pieces store normally. */
+static size_t sce_piece_rows(size_t classes) {
+  size_t per = ((size_t)1 << 20) / classes;
+  return per ? per : 1;
+}
+
+/* The forward over the rows in unstreamed pieces: the same bits as the whole call's loss and
+   log_probs, which streamed. */
+static void sce_pieces_agree(const cctx *c, const sg_backend *be, const float *lab,
+                             const float *logit, size_t rows, size_t classes, const float *loss,
+                             const float *lp) {
+  float *l2 = fnew(rows), *p2 = fnew(rows * classes);
+  for (size_t r0 = 0, per = sce_piece_rows(classes); r0 < rows; r0 += per) {
+    size_t cnt = rows - r0 < per ? rows - r0 : per, at = r0 * classes;
+    be->softmax_cross_entropy(lab + at, logit + at, cnt, classes, l2 + r0, p2 + at);
+  }
+  check_bytes(c, l2, loss, rows * sizeof(float), sizeof(float));
+  check_bytes(c, p2, lp, rows * classes * sizeof(float), sizeof(float));
+  free(l2);
+  free(p2);
+}
+
+/* The backward to both over the rows in unstreamed pieces, against the whole call's. */
+static void sce_backward_pieces_agree(const cctx *c, const sg_backend *be, const float *dloss,
+                                      const float *lab, const float *lp, size_t rows,
+                                      size_t classes, const float *dlab, const float *dlog) {
+  size_t n = rows * classes;
+  float *a2 = fnew(n), *g2 = fnew(n);
+  for (size_t r0 = 0, per = sce_piece_rows(classes); r0 < rows; r0 += per) {
+    size_t cnt = rows - r0 < per ? rows - r0 : per, at = r0 * classes;
+    be->softmax_cross_entropy_backward(dloss + r0, lab + at, lp + at, cnt, classes, a2 + at,
+                                       g2 + at);
+  }
+  check_bytes(c, a2, dlab, n * sizeof(float), sizeof(float));
+  check_bytes(c, g2, dlog, n * sizeof(float), sizeof(float));
+  free(a2);
+  free(g2);
+}
+
 static void sce_family(void) {
   const sg_backend *ref = ref_backend();
   const tol *tl = tol_for("softmax_cross_entropy"),
@@ -379,8 +418,9 @@ static void sce_family(void) {
         FOR_EACH_BACKEND(be) {
           cctx c;
           gbuf gl = gb_floats(lab, n, off_of(off, 0));
+          float *apart_loss = fnew(rows);
           /* Apart, then in place: log_probs over the logits (the loss must not read them
-             back). */
+             back: the same bits as apart). A streamed call agrees with its pieces. */
           for (int inplace = 0; inplace < 2; inplace++) {
             ctx_init(&c, be, "softmax_cross_entropy", k_rpass_names[p],
                      "rows=%zu classes=%zu off=%zu%s", rows, classes, off,
@@ -398,12 +438,18 @@ static void sce_family(void) {
             check_guards(&c, &gloss, "loss");
             check_guards(&c, &glp, "log_probs");
             check_f32(&c, tl, gf(&gloss), loss, rows, (double)classes, sl);
+            if (inplace)
+              check_bytes(&c, gf(&gloss), apart_loss, rows * sizeof(float), sizeof(float));
+            memcpy(apart_loss, gf(&gloss), rows * sizeof(float));
+            if (big && !inplace)
+              sce_pieces_agree(&c, be, lab, logit, rows, classes, apart_loss, out);
             c.slot = "softmax_cross_entropy:log_probs";
             check_f32(&c, tp, out, lp, n, (double)classes, sp);
             gb_free(&gx);
             gb_free(&gloss);
             gb_free(&glp);
           }
+          free(apart_loss);
           /* Backward from the scalar log_probs: both outputs, each alone, and both at the same
              offset (a streamed call streams two outputs only where they sit alike). */
           for (int v = 0; v < 4; v++) {
@@ -421,6 +467,8 @@ static void sce_family(void) {
             check_unchanged(&c, &gp, lp, "log_probs");
             check_guards(&c, &gdlab, "dlabels");
             check_guards(&c, &gdlog, "dlogits");
+            if (big && dlab && dlog)
+              sce_backward_pieces_agree(&c, be, dloss, lab, lp, rows, classes, dlab, dlog);
             if (dlog) check_f32(&c, tb, dlog, wdlog, n, 1, sb);
             c.slot = "softmax_cross_entropy_backward:dlabels";
             if (dlab) check_f32(&c, tdl, dlab, wdlab, n, 1, NULL);

@@ -138,15 +138,16 @@ Test(host_threads, costly_unary_kernels_split_finer) {
 
 static sg_tensor *softmax_rows(sg_tensor *x) { return sg_softmax(x, 1); }
 
-/* Chunks of softmax_cross_entropy(labels, logits) and then of its backward to both. */
-static void chunks_of_ce(sg_tensor *labels, sg_tensor *logits, int *fwd, int *bwd) {
-  sg_tensor *dy = sg_scalar(0.5f), *xs[2] = {labels, logits}, *dx[2] = {NULL, NULL};
+/* Chunks of softmax_cross_entropy(labels, logits) and then of its backward to the logits
+   alone (n_xs 1) or to both (2). */
+static void chunks_of_ce(sg_tensor *labels, sg_tensor *logits, int n_xs, int *fwd, int *bwd) {
+  sg_tensor *dy = sg_scalar(0.5f), *xs[2] = {logits, labels}, *dx[2] = {NULL, NULL};
   watch();
   cr_assert_eq(sg_tape_begin(), SG_OK);
   sg_tensor *y = sg_softmax_cross_entropy(labels, logits);
   *fwd = atomic_load(&g_seen.chunks);
   atomic_store(&g_seen.chunks, 0);
-  cr_assert_eq(sg_tape_end(y, dy, xs, 2, dx), SG_OK, "%s", sg_last_error());
+  cr_assert_eq(sg_tape_end(y, dy, xs, n_xs, dx), SG_OK, "%s", sg_last_error());
   *bwd = atomic_load(&g_seen.chunks);
   sg__set_chunk_hook(NULL, NULL);
   sg_dispose(y);
@@ -158,10 +159,10 @@ static void chunks_of_ce(sg_tensor *labels, sg_tensor *logits, int *fwd, int *bw
 /* Chunks of the passes that stream since the fourteenth landing: mul's gradient to a (dy, a, b,
    da), where (a byte of condition and three floats) and its gradient to a (dy, the condition,
    da), softmax over rows of 1024 (x, y) and its gradient (dy, y, dx); and since the fifteenth
-   softmax_cross_entropy over the same rows (labels, logits, log_probs) and its gradient to both
-   (labels, log_probs, dlabels, dlogits). */
+   softmax_cross_entropy over the same rows (labels, logits, log_probs) and its gradient to the
+   logits (labels, log_probs, dlogits) and to both (and dlabels). */
 typedef struct stream_chunks {
-  int mul_bwd, where_fwd, where_bwd, softmax_fwd, softmax_bwd, ce_fwd, ce_bwd;
+  int mul_bwd, where_fwd, where_bwd, softmax_fwd, softmax_bwd, ce_fwd, ce_bwd_logits, ce_bwd;
 } stream_chunks;
 static stream_chunks chunks_of_streamed(sg_tensor *x, sg_tensor *x2, sg_tensor *c, sg_tensor *m,
                                         sg_tensor *m2) {
@@ -171,7 +172,8 @@ static stream_chunks chunks_of_streamed(sg_tensor *x, sg_tensor *x2, sg_tensor *
   chunks_of(&mul, x, &unused, &k.mul_bwd);
   chunks_of(&where, x, &k.where_fwd, &k.where_bwd);
   chunks_of_unary(softmax_rows, m, &k.softmax_fwd, &k.softmax_bwd);
-  chunks_of_ce(m2, m, &k.ce_fwd, &k.ce_bwd);
+  chunks_of_ce(m2, m, 1, &k.ce_fwd, &k.ce_bwd_logits);
+  chunks_of_ce(m2, m, 2, &unused, &k.ce_bwd);
   return k;
 }
 
@@ -203,10 +205,10 @@ Test(host_threads, large_passes_stream_only_past_the_last_level_cache) {
   static const struct {
     size_t llc_mib;
     stream_chunks want;
-  } caches[] = {{32, {2, 2, 2, 64, 2, 2, 2}},
-                {40, {2, 2, 64, 64, 2, 2, 2}},
-                {50, {2, 2, 64, 64, 64, 64, 2}},
-                {1024, {64, 64, 64, 64, 64, 64, 64}}};
+  } caches[] = {{32, {2, 2, 2, 64, 2, 2, 2, 2}},
+                {40, {2, 2, 64, 64, 2, 2, 2, 2}},
+                {50, {2, 2, 64, 64, 64, 64, 64, 2}},
+                {1024, {64, 64, 64, 64, 64, 64, 64, 64}}};
   for (size_t k = 0; k < sizeof caches / sizeof caches[0]; k++) {
     sg__set_llc_bytes(caches[k].llc_mib << 20);
     stream_chunks got = chunks_of_streamed(x, x2, c, m, m2), want = caches[k].want;
@@ -227,6 +229,10 @@ Test(host_threads, large_passes_stream_only_past_the_last_level_cache) {
     cr_assert_eq(got.ce_fwd, want.ce_fwd,
                  "softmax_cross_entropy of [4096, 1024] (48 MiB), %zu MiB cache: %d chunks",
                  caches[k].llc_mib, got.ce_fwd);
+    cr_assert_eq(
+        got.ce_bwd_logits, want.ce_bwd_logits,
+        "softmax_cross_entropy's gradient to the logits (48 MiB), %zu MiB cache: %d chunks",
+        caches[k].llc_mib, got.ce_bwd_logits);
     cr_assert_eq(got.ce_bwd, want.ce_bwd,
                  "softmax_cross_entropy's gradient to both (64 MiB), %zu MiB cache: %d chunks",
                  caches[k].llc_mib, got.ce_bwd);
