@@ -68,8 +68,9 @@ static inline vf vlookup8(const float *t, vbits_t idx) {
 }
 /* What simd_math.inc should prefer here (kernels_simd/vocabulary.md, "capabilities"): vlookup16
    is 2 vpermps and a blend, so 8-entry tables with a polynomial one degree higher; vldexp is 9
-   integer and float operations, so 2^n built from a float's bits where the result cannot be
-   denormal. */
+   integer and float operations, so 2^n built from a float's bits wherever that power is a normal
+   float (exp's results that cannot be denormal; every lane of gelu's, its smallest factors being
+   stored in the table). */
 #define SG_VEC_PREFER_LOOKUP8 1
 #define SG_VEC_PREFER_BIT_SCALING 1
 /* Vector registers the compiler can allocate: how much state a staged loop (simd_unary.inc) can
