@@ -309,7 +309,8 @@ typedef struct sg_backend {
 
   /* Fused softmax cross-entropy over rows of `classes` logits: loss[r] = -sum(labels * lsm),
      and the log-softmax lsm [rows, classes] is written for the backward (over logits, if
-     log_probs == logits; never over labels). */
+     log_probs == logits; never over labels). A row with a label of +-inf or NaN has a loss of
+     +-inf or NaN, which one unspecified (-inf times an lsm that rounded to 0 is NaN). */
   sg_softmax_cross_entropy_fn *softmax_cross_entropy;
   /* From dloss [rows]: dlogits = dloss * (e^lsm - labels), dlabels = -dloss * lsm; either
      output may be NULL. The logits gradient assumes each row of labels sums to 1 (as

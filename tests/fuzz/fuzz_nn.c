@@ -312,17 +312,21 @@ static void sce_case(fz *f) {
      row is. */
   double *sl = fz_malloc(rows * sizeof *sl), *sp = fz_malloc(n * sizeof *sp);
   double *sb = fz_malloc(n * sizeof *sb);
-  bool *skip = fz_malloc(rows);
+  bool *skip = fz_malloc(rows), *wild = fz_malloc(rows);
   for (size_t r = 0; r < rows; r++) {
     sl[r] = 0;
+    wild[r] = false;
     for (size_t c = 0; c < classes; c++) {
       size_t at = r * classes + c;
+      wild[r] |= !isfinite(lab[at]);
       double t = fabs((double)lab[at]) * (1 + fabs(lp[at]));
       if (isfinite(t)) sl[r] += t;
       sp[at] = 1 + fabs(lp[at]);
       sb[at] = fabs(dloss[r]) * (exp(lp[at]) + fabs(lab[at]));
     }
-    skip[r] = sl[r] > FLT_MAX / 2;
+    /* A label of +-inf or NaN makes the loss inf or NaN, which of the two resting on whether
+       a log-prob rounded to 0 (-inf * 0): such a row must come out non-finite, no more. */
+    skip[r] = sl[r] > FLT_MAX / 2 || wild[r];
   }
   for (const sg_backend *const *bp = fz_backends(); *bp; bp++) {
     const sg_backend *be = *bp;
@@ -337,6 +341,10 @@ static void sce_case(fz *f) {
       if (!inplace) fz_buf_unchanged(&gx, logit, "logits");
       fz_check_f32(be, "softmax_cross_entropy", &bl, fz_f(&gloss), loss, rows, (double)classes, sl,
                    NULL, skip);
+      for (size_t r = 0; r < rows; r++)
+        if (wild[r] && isfinite(fz_f(&gloss)[r]))
+          fz_fail("%s softmax_cross_entropy: row %zu has a non-finite label, finite loss %a",
+                  be->name, r, (double)fz_f(&gloss)[r]);
       fz_check_f32(be, "softmax_cross_entropy:log_probs", &bp_, out_lp, lp, n, (double)classes, sp,
                    NULL, NULL);
       fz_buf_free(&gx, "logits");
@@ -371,6 +379,7 @@ static void sce_case(fz *f) {
   free(sp);
   free(sb);
   free(skip);
+  free(wild);
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
