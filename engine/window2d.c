@@ -4,6 +4,37 @@
 
 #include <string.h>
 
+/* The dilated window's extent, (k - 1) d + 1; false when it overflows. */
+static bool window_extent(int64_t k, int64_t d, int64_t *eff) {
+  return !__builtin_mul_overflow(k - 1, d, eff) && !__builtin_add_overflow(*eff, 1, eff);
+}
+
+/* One axis's output size and leading pad under `padding` (pads: {before, after} for EXPLICIT);
+   false when a size overflows. Strides, extents and sizes are >= 1, >= 1 and >= 0 here. */
+static bool padded_out(sg_padding padding, int64_t in, int64_t eff, int64_t s, const int64_t *pads,
+                       int64_t *out, int64_t *before) {
+  int64_t padded, total;
+  switch (padding) {
+  case SG_PADDING_SAME: /* out = ceil(in / s), padded by what that takes, the smaller half first */
+    *out = in > 0 ? (in - 1) / s + 1 : 0;
+    if (__builtin_mul_overflow(*out - 1, s, &total) || __builtin_add_overflow(total, eff, &total) ||
+        __builtin_sub_overflow(total, in, &total))
+      return false;
+    *before = total > 0 ? total / 2 : 0;
+    return true;
+  case SG_PADDING_VALID:
+    *out = in >= eff ? (in - eff) / s + 1 : 0;
+    return true;
+  default: /* SG_PADDING_EXPLICIT */
+    if (__builtin_add_overflow(in, pads[0], &padded) ||
+        __builtin_add_overflow(padded, pads[1], &padded))
+      return false;
+    *out = padded >= eff ? (padded - eff) / s + 1 : 0;
+    *before = pads[0];
+    return true;
+  }
+}
+
 bool sg__window2d(const char *op, const sg_tensor *x, int64_t k_h, int64_t k_w,
                   const int64_t *strides, const int64_t *default_strides, sg_padding padding,
                   const int64_t *pads, const int64_t *dilations, sg_window2d *g) {
@@ -24,30 +55,24 @@ bool sg__window2d(const char *op, const sg_tensor *x, int64_t k_h, int64_t k_w,
     return false;
   }
   int64_t in_h = x->shape[1], in_w = x->shape[2];
-  int64_t eff_h = (k_h - 1) * dh + 1, eff_w = (k_w - 1) * dw + 1;
-  int64_t out_h, out_w, pt = 0, pl = 0;
-  switch (padding) {
-  case SG_PADDING_SAME: {
-    out_h = sg__ceil_div(in_h, sh), out_w = sg__ceil_div(in_w, sw);
-    int64_t th = (out_h - 1) * sh + eff_h - in_h, tw = (out_w - 1) * sw + eff_w - in_w;
-    pt = th > 0 ? th / 2 : 0, pl = tw > 0 ? tw / 2 : 0;
-    break;
+  int64_t eff_h, eff_w, out_h, out_w, pt = 0, pl = 0;
+  if (padding == SG_PADDING_EXPLICIT &&
+      (!pads || pads[0] < 0 || pads[1] < 0 || pads[2] < 0 || pads[3] < 0)) {
+    sg__error(SG_ERR_ARG, op, "explicit padding needs pads = {top, bottom, left, right} >= 0");
+    return false;
   }
-  case SG_PADDING_VALID:
-    out_h = in_h >= eff_h ? (in_h - eff_h) / sh + 1 : 0;
-    out_w = in_w >= eff_w ? (in_w - eff_w) / sw + 1 : 0;
-    break;
-  case SG_PADDING_EXPLICIT:
-    if (!pads || pads[0] < 0 || pads[1] < 0 || pads[2] < 0 || pads[3] < 0) {
-      sg__error(SG_ERR_ARG, op, "explicit padding needs pads = {top, bottom, left, right} >= 0");
-      return false;
-    }
-    pt = pads[0], pl = pads[2];
-    out_h = in_h + pads[0] + pads[1] >= eff_h ? (in_h + pads[0] + pads[1] - eff_h) / sh + 1 : 0;
-    out_w = in_w + pads[2] + pads[3] >= eff_w ? (in_w + pads[2] + pads[3] - eff_w) / sw + 1 : 0;
-    break;
-  default:
+  if (padding != SG_PADDING_SAME && padding != SG_PADDING_VALID && padding != SG_PADDING_EXPLICIT) {
     sg__error(SG_ERR_ARG, op, "unknown padding %d", (int)padding);
+    return false;
+  }
+  if (!window_extent(k_h, dh, &eff_h) || !window_extent(k_w, dw, &eff_w) ||
+      !padded_out(padding, in_h, eff_h, sh, pads, &out_h, &pt) ||
+      !padded_out(padding, in_w, eff_w, sw, pads ? pads + 2 : NULL, &out_w, &pl)) {
+    sg__error(SG_ERR_ARG, op,
+              "window %lldx%lld with strides %lldx%lld, dilations %lldx%lld and this padding "
+              "overflows 64-bit sizes",
+              (long long)k_h, (long long)k_w, (long long)sh, (long long)sw, (long long)dh,
+              (long long)dw);
     return false;
   }
   if ((out_h == 0 || out_w == 0) && in_h > 0 && in_w > 0) {

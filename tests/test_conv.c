@@ -322,6 +322,11 @@ Test(conv, errors_and_leaks) {
   t_expect_error(sg_conv2d(x, f3, (int64_t[]){0, 1}, SG_PADDING_SAME, NULL, NULL), SG_ERR_ARG,
                  "strides", NULL);
   t_expect_error(sg_conv2d(x, f3, NULL, SG_PADDING_EXPLICIT, NULL, NULL), SG_ERR_ARG, "pads", NULL);
+  /* Geometry past 64 bits: a clear error, not a wrapped size. */
+  t_expect_error(sg_conv2d(x, f3, NULL, SG_PADDING_SAME, NULL, (int64_t[]){1, INT64_MAX / 2}),
+                 SG_ERR_ARG, "conv2d", "overflows", NULL);
+  t_expect_error(sg_conv2d(x, f3, NULL, SG_PADDING_EXPLICIT, (int64_t[]){INT64_MAX, 1, 0, 0}, NULL),
+                 SG_ERR_ARG, "conv2d", "overflows", NULL);
   t_expect_error(sg_depthwise_conv2d(x, f, NULL, SG_PADDING_SAME, NULL, NULL), SG_ERR_SHAPE,
                  "depthwise_conv2d", NULL);
   sg_tensor *x3 = sg_zeros((int64_t[]){4, 4, 3}, 3);
@@ -332,6 +337,21 @@ Test(conv, errors_and_leaks) {
   cr_assert_null(bad);
   t_expect_error(sg_conv2d(bad, f3, NULL, SG_PADDING_SAME, NULL, NULL), SG_ERR_SHAPE, "matmul",
                  NULL);
+  /* A stride past the input is one output row, as the input's own height gives (SAME's output
+     size was once computed as in + stride - 1, which overflowed: a fuzzer found it). */
+  sg_tensor *xr = sg_random_uniform((int64_t[]){1, 4, 4, 3}, 4, -1, 1, 7);
+  sg_tensor *fr = sg_random_uniform((int64_t[]){5, 5, 3, 1}, 4, -1, 1, 8);
+  sg_tensor *far =
+      sg_depthwise_conv2d(xr, fr, (int64_t[]){INT64_MAX, 1}, SG_PADDING_SAME, NULL, NULL);
+  sg_tensor *near = sg_depthwise_conv2d(xr, fr, (int64_t[]){4, 1}, SG_PADDING_SAME, NULL, NULL);
+  cr_assert(far && near, "%s", sg_last_error());
+  cr_assert_eq(sg_rank(far), 4);
+  cr_assert_eq(sg_shape(far)[1], 1);
+  cr_assert_eq(sg_numel(far), sg_numel(near));
+  cr_assert_eq(memcmp(sg_data_f32(far), sg_data_f32(near), (size_t)sg_numel(far) * sizeof(float)),
+               0);
+  sg_tensor *made[] = {xr, fr, far, near};
+  for (int i = 0; i < 4; i++) sg_dispose(made[i]);
   /* Empty batch: an empty result. */
   sg_tensor *e = sg_zeros((int64_t[]){0, 4, 4, 3}, 4);
   sg_tensor *ye = sg_conv2d(e, f3, NULL, SG_PADDING_SAME, NULL, NULL);

@@ -193,6 +193,10 @@ Test(pool, errors) {
   t_expect_error(sg_avg_pool(x, (int64_t[]){0, 2}, NULL, SG_PADDING_SAME, NULL), SG_ERR_ARG,
                  "avg_pool", NULL);
   t_expect_error(sg_avg_pool(x, NULL, NULL, SG_PADDING_SAME, NULL), SG_ERR_ARG, "ksize", NULL);
+  /* SAME padding for a window past 64 bits overflows: an error, not a wrapped size. */
+  t_expect_error(
+      sg_max_pool(x, (int64_t[]){INT64_MAX, 2}, (int64_t[]){1, 1}, SG_PADDING_SAME, NULL),
+      SG_ERR_ARG, "max_pool", "overflows", NULL);
   sg_tensor *v = sg_zeros((int64_t[]){3, 3}, 2);
   t_expect_error(sg_max_pool(v, (int64_t[]){2, 2}, NULL, SG_PADDING_SAME, NULL), SG_ERR_SHAPE,
                  "[3,3]", NULL);
