@@ -314,7 +314,8 @@ typedef struct sg_backend {
   sg_softmax_cross_entropy_fn *softmax_cross_entropy;
   /* From dloss [rows]: dlogits = dloss * (e^lsm - labels), dlabels = -dloss * lsm; either
      output may be NULL. The logits gradient assumes each row of labels sums to 1 (as
-     TensorFlow's does). */
+     TensorFlow's does). A row whose dloss is +-inf or NaN has dlogits of +-inf or NaN, which
+     one unspecified (NaN where e^lsm rounded to the label). */
   sg_softmax_cross_entropy_backward_fn *softmax_cross_entropy_backward;
 
   /* C = op(A) op(B) + beta * C, C is m x n with row stride ldc; op(A) is m x k (A stored k x m
