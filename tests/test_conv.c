@@ -310,6 +310,57 @@ Test(conv, one_and_two_threads_are_bit_identical) {
   sg_set_threads(saved);
 }
 
+/* y, and the gradients of sum(y^2) for x and f, through conv2d or depthwise_conv2d with SAME
+   padding and the given strides: out[0..2], kept past the caller's scope. */
+static void conv_and_grads(bool dw, sg_tensor *x, sg_tensor *f, const int64_t *strides,
+                           sg_tensor *out[3]) {
+  cr_assert_eq(sg_tape_begin(), SG_OK);
+  sg_tensor *y = dw ? sg_depthwise_conv2d(x, f, strides, SG_PADDING_SAME, NULL, NULL)
+                    : sg_conv2d(x, f, strides, SG_PADDING_SAME, NULL, NULL);
+  cr_assert_not_null(y, "%s", sg_last_error());
+  sg_tensor *xs[] = {x, f};
+  cr_assert_eq(sg_tape_end(sg_sum(sg_square(y), NULL, 0, false), NULL, xs, 2, out + 1), SG_OK, "%s",
+               sg_last_error());
+  out[0] = y;
+  for (int k = 0; k < 3; k++) sg_keep(out[k]);
+}
+
+/* A stride past the input gives one output row or column, as a stride of the input's size
+   does, padded alike: the same results bit for bit, forward and backward. SAME's output size was
+   once in + stride - 1 over the stride, and the shifted form's first tap column first + stride -
+   1 over it, both overflowing (a fuzzer found the first). conv2d's filter has 16 channels in and
+   out, so it takes the shifted form (engine/conv_shifted.c); the 7 x 7 window pads (1 row, 2
+   columns). */
+Test(conv, strides_past_the_input) {
+  int64_t live = t_live_tensors();
+  struct {
+    bool dw;
+    int64_t x[4], f[4], near[2], far[2];
+  } cases[] = {
+      {false, {1, 4, 2, 16}, {7, 7, 16, 16}, {1, 2}, {1, INT64_MAX}},
+      {false, {1, 4, 2, 16}, {7, 7, 16, 16}, {4, 1}, {INT64_MAX, 1}},
+      {true, {1, 4, 4, 3}, {7, 7, 3, 2}, {4, 1}, {INT64_MAX, 1}},
+  };
+  for (size_t c = 0; c < sizeof cases / sizeof *cases; c++) {
+    sg_scope_begin("strides_past_the_input");
+    sg_tensor *x = sg_random_uniform(cases[c].x, 4, -1, 1, 7 + c);
+    sg_tensor *f = sg_random_uniform(cases[c].f, 4, -1, 1, 8 + c);
+    sg_tensor *near[3], *far[3];
+    conv_and_grads(cases[c].dw, x, f, cases[c].near, near);
+    conv_and_grads(cases[c].dw, x, f, cases[c].far, far);
+    sg_scope_end(NULL, 0);
+    for (int k = 0; k < 3; k++) {
+      cr_assert_eq(sg_numel(far[k]), sg_numel(near[k]), "case %zu output %d", c, k);
+      cr_assert_eq(memcmp(sg_data_f32(far[k]), sg_data_f32(near[k]),
+                          (size_t)sg_numel(far[k]) * sizeof(float)),
+                   0, "case %zu output %d differs", c, k);
+      sg_dispose(far[k]);
+      sg_dispose(near[k]);
+    }
+  }
+  cr_assert_eq(t_live_tensors(), live);
+}
+
 Test(conv, errors_and_leaks) {
   int64_t live = t_live_tensors();
   sg_tensor *x = sg_zeros((int64_t[]){1, 4, 4, 3}, 4);
@@ -327,6 +378,12 @@ Test(conv, errors_and_leaks) {
                  SG_ERR_ARG, "conv2d", "overflows", NULL);
   t_expect_error(sg_conv2d(x, f3, NULL, SG_PADDING_EXPLICIT, (int64_t[]){INT64_MAX, 1, 0, 0}, NULL),
                  SG_ERR_ARG, "conv2d", "overflows", NULL);
+  /* Explicit pads that ask for more output rows than a tensor can have. */
+  sg_tensor *f1 = sg_zeros((int64_t[]){1, 1, 3, 1}, 4);
+  t_expect_error(
+      sg_conv2d(x, f1, NULL, SG_PADDING_EXPLICIT, (int64_t[]){INT64_MAX - 4, 0, 0, 0}, NULL),
+      SG_ERR_SHAPE, "conv2d", "more elements than fit", NULL);
+  sg_dispose(f1);
   t_expect_error(sg_depthwise_conv2d(x, f, NULL, SG_PADDING_SAME, NULL, NULL), SG_ERR_SHAPE,
                  "depthwise_conv2d", NULL);
   sg_tensor *x3 = sg_zeros((int64_t[]){4, 4, 3}, 3);
@@ -337,21 +394,6 @@ Test(conv, errors_and_leaks) {
   cr_assert_null(bad);
   t_expect_error(sg_conv2d(bad, f3, NULL, SG_PADDING_SAME, NULL, NULL), SG_ERR_SHAPE, "matmul",
                  NULL);
-  /* A stride past the input is one output row, as the input's own height gives (SAME's output
-     size was once computed as in + stride - 1, which overflowed: a fuzzer found it). */
-  sg_tensor *xr = sg_random_uniform((int64_t[]){1, 4, 4, 3}, 4, -1, 1, 7);
-  sg_tensor *fr = sg_random_uniform((int64_t[]){5, 5, 3, 1}, 4, -1, 1, 8);
-  sg_tensor *far =
-      sg_depthwise_conv2d(xr, fr, (int64_t[]){INT64_MAX, 1}, SG_PADDING_SAME, NULL, NULL);
-  sg_tensor *near = sg_depthwise_conv2d(xr, fr, (int64_t[]){4, 1}, SG_PADDING_SAME, NULL, NULL);
-  cr_assert(far && near, "%s", sg_last_error());
-  cr_assert_eq(sg_rank(far), 4);
-  cr_assert_eq(sg_shape(far)[1], 1);
-  cr_assert_eq(sg_numel(far), sg_numel(near));
-  cr_assert_eq(memcmp(sg_data_f32(far), sg_data_f32(near), (size_t)sg_numel(far) * sizeof(float)),
-               0);
-  sg_tensor *made[] = {xr, fr, far, near};
-  for (int i = 0; i < 4; i++) sg_dispose(made[i]);
   /* Empty batch: an empty result. */
   sg_tensor *e = sg_zeros((int64_t[]){0, 4, 4, 3}, 4);
   sg_tensor *ye = sg_conv2d(e, f3, NULL, SG_PADDING_SAME, NULL, NULL);

@@ -193,10 +193,23 @@ Test(pool, errors) {
   t_expect_error(sg_avg_pool(x, (int64_t[]){0, 2}, NULL, SG_PADDING_SAME, NULL), SG_ERR_ARG,
                  "avg_pool", NULL);
   t_expect_error(sg_avg_pool(x, NULL, NULL, SG_PADDING_SAME, NULL), SG_ERR_ARG, "ksize", NULL);
-  /* SAME padding for a window past 64 bits overflows: an error, not a wrapped size. */
+  /* SAME padding that overflows 64 bits ((out - 1) stride + window): an error, not a wrapped
+     size. */
   t_expect_error(
       sg_max_pool(x, (int64_t[]){INT64_MAX, 2}, (int64_t[]){1, 1}, SG_PADDING_SAME, NULL),
       SG_ERR_ARG, "max_pool", "overflows", NULL);
+  /* A window as high as INT64_MAX, stepped by itself: one output row, the max over every row
+     (SAME pads by about 2^62 above, which the taps skip), as a window of the input's height. */
+  sg_tensor *xr = sg_random_uniform((int64_t[]){1, 3, 3, 2}, 4, -1, 1, 5);
+  sg_tensor *tall = sg_max_pool(xr, (int64_t[]){INT64_MAX, 2}, NULL, SG_PADDING_SAME, NULL);
+  sg_tensor *all = sg_max_pool(xr, (int64_t[]){3, 2}, NULL, SG_PADDING_SAME, NULL);
+  cr_assert(tall && all, "%s", sg_last_error());
+  cr_assert_eq(sg_numel(tall), sg_numel(all));
+  cr_assert_eq(memcmp(sg_data_f32(tall), sg_data_f32(all), (size_t)sg_numel(all) * sizeof(float)),
+               0);
+  sg_dispose(xr);
+  sg_dispose(tall);
+  sg_dispose(all);
   sg_tensor *v = sg_zeros((int64_t[]){3, 3}, 2);
   t_expect_error(sg_max_pool(v, (int64_t[]){2, 2}, NULL, SG_PADDING_SAME, NULL), SG_ERR_SHAPE,
                  "[3,3]", NULL);

@@ -334,7 +334,8 @@ SG_API sg_tensor *sg_cast(sg_tensor *x, sg_dtype dtype); /* f32 to i32 truncates
    padding max((out - 1) * stride + (k - 1) * dilation + 1 - in, 0) split with the odd one at
    the bottom / right. VALID: no padding, out = (in - (k - 1) * dilation - 1) / stride + 1.
    EXPLICIT: pads = {top, bottom, left, right}. A window, strides, dilations or pads whose
-   sizes overflow 64-bit arithmetic are SG_ERR_ARG. */
+   sizes overflow 64-bit arithmetic are SG_ERR_ARG; an output with more elements than fit,
+   SG_ERR_SHAPE. */
 typedef enum sg_padding {
   SG_PADDING_VALID = 0,
   SG_PADDING_SAME = 1,

@@ -571,8 +571,13 @@ static void op_nn(vm *v) {
   int64_t dil[2] = {1 + (int64_t)fz_range(&v->f, 0, 1), 1 + (int64_t)fz_range(&v->f, 0, 1)};
   int64_t pads[4], ks[2] = {(int64_t)fz_range(&v->f, 0, 3), (int64_t)fz_range(&v->f, 0, 3)};
   for (int i = 0; i < 4; i++) pads[i] = (int64_t)fz_range(&v->f, 0, 4) - 1;
-  if (fz_u8(&v->f) > 240) st[0] = fz_dim(v);
+  bool wild = fz_u8(&v->f) > 240;
+  if (wild) st[0] = fz_dim(v);
   sg_padding pad = (sg_padding)fz_range(&v->f, 0, 3);
+  if (wild) { /* one more parameter huge or odd: the geometry's overflow checks */
+    int64_t *params[] = {&st[1], &dil[0], &dil[1], &ks[0], &ks[1], &pads[0], &pads[1], &pads[3]};
+    *params[fz_range(&v->f, 0, 7)] = fz_odd(v);
+  }
   sg_tensor *y = NULL;
   switch (k) {
   case 0:
