@@ -315,7 +315,7 @@ typedef struct sg_backend {
   /* From dloss [rows]: dlogits = dloss * (e^lsm - labels), dlabels = -dloss * lsm; either
      output may be NULL. The logits gradient assumes each row of labels sums to 1 (as
      TensorFlow's does). A row whose dloss is +-inf or NaN has dlogits of +-inf or NaN, which
-     one unspecified (NaN where e^lsm rounded to the label). */
+     one unspecified (NaN, for one, where e^lsm rounds to the label). */
   sg_softmax_cross_entropy_backward_fn *softmax_cross_entropy_backward;
 
   /* C = op(A) op(B) + beta * C, C is m x n with row stride ldc; op(A) is m x k (A stored k x m
