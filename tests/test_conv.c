@@ -329,8 +329,8 @@ static void conv_and_grads(bool dw, sg_tensor *x, sg_tensor *f, const int64_t *s
    does, padded alike: the same results bit for bit, forward and backward. SAME's output size was
    once in + stride - 1 over the stride, and the shifted form's first tap column first + stride -
    1 over it, both overflowing (a fuzzer found the first). conv2d's filter has 16 channels in and
-   out, so it takes the shifted form (engine/conv_shifted.c); the 7 x 7 window pads (1 row, 2
-   columns). */
+   out, so it takes the shifted form (engine/conv_shifted.c); along the strided axis the 7 x 7
+   window pads by 1 row or 2 columns before the input. */
 Test(conv, strides_past_the_input) {
   int64_t live = t_live_tensors();
   struct {
