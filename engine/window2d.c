@@ -75,16 +75,10 @@ bool sg__window2d(const char *op, const sg_tensor *x, int64_t k_h, int64_t k_w,
               (long long)dw);
     return false;
   }
-  /* The output's rows and columns must be sizes a tensor can have (engine/context.c's rule: the
-     nonzero sizes' product within INT64_MAX / 8): the ops plan their work from them before
-     they make the output. Explicit pads can ask for more. */
+  /* The output's rows and columns must be sizes a tensor can have: the ops plan their work from
+     them before they make the output. Explicit pads can ask for more. */
   int64_t pixels;
-  if (__builtin_mul_overflow(out_h > 0 ? out_h : 1, out_w > 0 ? out_w : 1, &pixels) ||
-      pixels > INT64_MAX / 8) {
-    sg__error(SG_ERR_SHAPE, op, "an output of %lldx%lld pixels has more elements than fit",
-              (long long)out_h, (long long)out_w);
-    return false;
-  }
+  if (!sg__check_shape((const int64_t[]){out_h, out_w}, 2, op, &pixels)) return false;
   if ((out_h == 0 || out_w == 0) && in_h > 0 && in_w > 0) {
     sg__error(SG_ERR_SHAPE, op, "a %lldx%lld window (dilated) does not fit x of shape %s",
               (long long)k_h, (long long)k_w, sg__shape_str(x->shape, x->rank, buf, sizeof buf));

@@ -271,6 +271,15 @@ static void update_case(fz *f) {
 
 /* ==== softmax cross-entropy ================================================================== */
 
+/* Where must[i], got[i] has to be inf or NaN (which one, and its sign, rest on roundings the
+   backends need not share): fails otherwise, naming what made it so. */
+static void check_non_finite(const sg_backend *be, const char *slot, const float *got,
+                             const bool *must, size_t n, const char *because) {
+  for (size_t i = 0; i < n; i++)
+    if (must[i] && isfinite(got[i]))
+      fz_fail("%s %s: [%zu] has %s, finite result %a", be->name, slot, i, because, (double)got[i]);
+}
+
 static void sce_case(fz *f) {
   size_t rows, classes;
   read_matrix(f, &rows, &classes, 16, 600);
@@ -344,10 +353,7 @@ static void sce_case(fz *f) {
       if (!inplace) fz_buf_unchanged(&gx, logit, "logits");
       fz_check_f32(be, "softmax_cross_entropy", &bl, fz_f(&gloss), loss, rows, (double)classes, sl,
                    NULL, skip);
-      for (size_t r = 0; r < rows; r++)
-        if (wild[r] && isfinite(fz_f(&gloss)[r]))
-          fz_fail("%s softmax_cross_entropy: row %zu has a non-finite label, finite loss %a",
-                  be->name, r, (double)fz_f(&gloss)[r]);
+      check_non_finite(be, "softmax_cross_entropy", fz_f(&gloss), wild, rows, "a non-finite label");
       fz_check_f32(be, "softmax_cross_entropy:log_probs", &bp_, out_lp, lp, n, (double)classes, sp,
                    NULL, NULL);
       fz_buf_free(&gx, "logits");
@@ -366,11 +372,8 @@ static void sce_case(fz *f) {
       if (dlog) {
         fz_check_f32(be, "softmax_cross_entropy_backward", &bb, dlog, wdlog, n, 1, sb, NULL,
                      wild_g);
-        for (size_t at = 0; at < n; at++)
-          if (wild_g[at] && isfinite(dlog[at]))
-            fz_fail("%s softmax_cross_entropy_backward: [%zu] has a non-finite dloss, finite "
-                    "dlogits %a",
-                    be->name, at, (double)dlog[at]);
+        check_non_finite(be, "softmax_cross_entropy_backward", dlog, wild_g, n,
+                         "a non-finite dloss");
       }
       if (dlab)
         fz_check_f32(be, "softmax_cross_entropy_backward:dlabels", &bdl, dlab, wdlab, n, 1, NULL,
