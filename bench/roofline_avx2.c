@@ -56,6 +56,12 @@ static inline float hsum_(__m256 v) {
   return lanes[0] + lanes[1] + lanes[2] + lanes[3] + lanes[4] + lanes[5] + lanes[6] + lanes[7];
 }
 #define RP_HSUM hsum_
+/* The pairs' FMA-pipe chains multiply by v1 (1.0, a run-time value): 8 chains of FMAs (latency 4)
+   keep two pipes busy with no slack, so an instruction that only delays one by a cycle reads as
+   pipe time (Zen 5: an addition 0.62-0.69 FMA slots, which the AVX-512 pairs, 16 chains, read
+   0.04). Multiplies take the same pipes with latency 3: the chains can issue more than the pipes
+   take, and an addition reads 0.01-0.05 (docs/bench.md, "Shared pipes"). */
+#define RP_PAIR_STEP(f) RP_MUL(f, v1)
 #define N_ 12
 /* clang-format off */
 #define EACH_(S, A) \
@@ -102,10 +108,11 @@ PROBE(blend, 1, BLEND_)
 PROBE(round, 1, ROUND_)
 
 /* The pair probes (roofline_isa.h, PAIR in roofline_probes.inc), all chains kept in registers:
-   8 FMA chains + 2 of the class and 4 constants of the 16 ymm registers; 12 + 1 for the
-   division and the square root (which use no v1 or idx), the FMA chains stepping R = 3 times a
-   round so that a round (36 FMAs, 18 cycles on Zen 4) outlasts a division's or a square root's
-   latency: with one step a round the pair measured the chain of divisions (a cost of 8). */
+   8 FMA-pipe chains (multiplies, RP_PAIR_STEP above) + 2 of the class and 4 constants of the 16
+   ymm registers; 12 + 1 for the division and the square root (which use no idx), the chains
+   stepping R = 3 times a round so that a round (36 multiplies, 18 cycles on Zen 4) outlasts a
+   division's or a square root's latency: with one step a round the pair measured the chain of
+   divisions (a cost of 8). */
 /* clang-format off */
 #define EACH8_(S, A) S(A, 0) S(A, 1) S(A, 2) S(A, 3) S(A, 4) S(A, 5) S(A, 6) S(A, 7)
 #define EACH12_(S, A) EACH8_(S, A) S(A, 8) S(A, 9) S(A, 10) S(A, 11)
