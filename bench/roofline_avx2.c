@@ -60,7 +60,7 @@ static inline float hsum_(__m256 v) {
    keep two pipes busy with no slack, so an instruction that only delays one by a cycle reads as
    pipe time (Zen 5: an addition 0.62-0.69 FMA slots, which the AVX-512 pairs, 16 chains, read
    0.04). Multiplies take the same pipes with latency 3: the chains can issue more than the pipes
-   take, and an addition reads 0.01-0.05 (docs/bench.md, "Shared pipes"). */
+   take, and an addition reads 0.02-0.05 (docs/bench.md, "Shared pipes"). */
 #define RP_PAIR_STEP(f) RP_MUL(f, v1)
 #define N_ 12
 /* clang-format off */
@@ -112,7 +112,9 @@ PROBE(round, 1, ROUND_)
    ymm registers; 12 + 1 for the division and the square root (which use no idx), the chains
    stepping R = 3 times a round so that a round (36 multiplies, 18 cycles on Zen 4) outlasts a
    division's or a square root's latency: with one step a round the pair measured the chain of
-   divisions (a cost of 8). */
+   divisions (a cost of 8). The conversions' chains take two a round (float to int and back,
+   latency ~3 each): their pair steps twice a round too, so that a round (16 multiplies, 8
+   cycles) outlasts them, where one step (4 cycles) read their latency as a cost of 1. */
 /* clang-format off */
 #define EACH8_(S, A) S(A, 0) S(A, 1) S(A, 2) S(A, 3) S(A, 4) S(A, 5) S(A, 6) S(A, 7)
 #define EACH12_(S, A) EACH8_(S, A) S(A, 8) S(A, 9) S(A, 10) S(A, 11)
@@ -127,7 +129,7 @@ PAIR(blend, EACH8_, 8, 1, EACH2_, 2, 1, BLEND_)
 PAIR(shuffle, EACH8_, 8, 1, EACH2_, 2, 1, SHUFFLE_)
 PAIR(shift, EACH8_, 8, 1, EACH2_, 2, 1, SHIFT_)
 PAIR(logic, EACH8_, 8, 1, EACH2_, 2, 1, LOGIC_)
-PAIR(cvt, EACH8_, 8, 1, EACH2_, 2, 2, CVT_)
+PAIR(cvt, EACH8_, 8, 2, EACH2_, 2, 2, CVT_)
 PAIR(round, EACH8_, 8, 1, EACH2_, 2, 1, ROUND_)
 PAIR(div, EACH12_, 12, 3, EACH1_, 1, 1, DIV_)
 PAIR(sqrt, EACH12_, 12, 3, EACH1_, 1, 1, SQRT_)

@@ -39,12 +39,13 @@ ROOF_ISSUE_CLASSES(ROOFLINE_ISSUE_DECL_)
 #undef ROOFLINE_ISSUE_DECL_
 
 /* The shared-pipe term's pair probes (docs/bench.md, "Shared pipes"): bench_pair_<class>__<isa>
-   runs iters rounds of independent FMA chains beside independent chains of the class's
+   runs iters rounds of independent FMA-pipe chains (FMAs; AVX2's multiply, roofline_avx2.c)
+   beside independent chains of the class's
    instructions (the same instructions as its issue probe), bench_pair_ratio__<isa>(class) FMAs
    to one of the class's (few enough of the class that its own pipes stay below their rate on
    Zen 4: 4 FMAs to one, 32 (AVX-512) or 36 (AVX2) to one division or square root, enough for a
    round to outlast their latency); returns the FMAs issued. The fma class's own pair (FMAs
-   beside FMAs) checks the method: its cost should read 1. A class the ISA lacks returns 0. */
+   beside the chains) checks the method: its cost should read 1. A class the ISA lacks returns 0. */
 double bench_pair_ratio__avx2(int cls);
 double bench_pair_ratio__avx512(int cls);
 #define ROOFLINE_PAIR_DECL_(cls)                                                                   \
