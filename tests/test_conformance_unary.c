@@ -192,12 +192,24 @@ Test(conformance, unary_backward) {
   finish("unary backward");
 }
 
+/* The staged loops (simd_unary.inc) start at 3, 4, 5 or 7 vectors left (two stages two or three
+   vectors apart, three stages): those sizes and one past them, for 4, 8 and 16 floats a vector,
+   so that each loop's first step, drain and tail meet at their edges. */
+static void unary_loops_agree_at_stage_edges(const ucall *u, bool backward) {
+  static const size_t lanes[] = {4, 8, 16}, vectors[] = {3, 4, 5, 7};
+  for (size_t l = 0; l < COUNT(lanes); l++)
+    for (size_t v = 0; v < COUNT(vectors); v++)
+      for (size_t extra = 0; extra < 2; extra++)
+        unary_loops_agree(u, lanes[l] * vectors[v] + extra, backward);
+}
+
 Test(conformance, unary_loops_agree_with_one_element_calls) {
   for (size_t i = 0; i < COUNT(k_unary); i++) {
     ucall u = {k_unary[i].name, k_unary[i].fwd, k_unary[i].bwd, k_unary[i].saved, 0, 0, 0};
     for (int backward = 0; backward < 2; backward++) {
       unary_loops_agree(&u, BIG, backward);
       unary_loops_agree(&u, STREAM_N, backward);
+      unary_loops_agree_at_stage_edges(&u, backward);
     }
   }
   finish("unary loops");
