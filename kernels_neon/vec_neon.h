@@ -109,8 +109,8 @@ static inline vf vlookup8(const float *t, vbits_t idx) {
 /* Vector registers the compiler can allocate: how much state a staged loop (simd_unary.inc) can
    keep without spilling. */
 #define SG_VEC_REGISTERS 32
-/* Not measured on NEON: its deeper staged loops would issue 9-15% more instructions (register
-   moves, constants loaded again), so it keeps the shallower ones. */
+/* Not measured on NEON: its deeper staged loops would issue 8-11% more instructions (register
+   moves), so it keeps the shallower ones. */
 #define SG_VEC_DEEP_STAGING 0
 static inline vf vsqrt(vf a) { return vsqrtq_f32(a); }
 static inline vf vabs(vf a) { return vabsq_f32(a); }
