@@ -35,7 +35,7 @@ static bool tap_span(const sg_window2d *g, size_t kw, size_t *ow0, size_t *ow1, 
   ptrdiff_t tap = (ptrdiff_t)(kw * g->dilation_w), s = (ptrdiff_t)g->stride_w;
   ptrdiff_t first = (ptrdiff_t)g->pad_left - tap,
             last = (ptrdiff_t)(g->in_w + g->pad_left) - 1 - tap;
-  ptrdiff_t lo = first <= 0 ? 0 : (first - 1) / s + 1, hi = last < 0 ? 0 : last / s + 1;
+  ptrdiff_t lo = sg__ceil_div(first, s), hi = last < 0 ? 0 : last / s + 1;
   if (hi > (ptrdiff_t)g->out_w) hi = (ptrdiff_t)g->out_w;
   if (lo >= hi) return false;
   *ow0 = (size_t)lo;

@@ -136,7 +136,9 @@ void sg__parallel_for(int64_t n, int64_t grain, sg_range_fn fn, void *arg);
 static inline int64_t sg__grain_for(double per_item, double target) {
   return per_item >= target ? 1 : (int64_t)(target / (per_item > 1 ? per_item : 1));
 }
-static inline int64_t sg__ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
+/* ceil(a / b) for b >= 1, 0 for a <= 0; no a + b - 1, which overflows for a stride near
+   INT64_MAX (the window ops take any stride). */
+static inline int64_t sg__ceil_div(int64_t a, int64_t b) { return a > 0 ? (a - 1) / b + 1 : 0; }
 /* The calling thread's floating-point mode as sg__fpmode_enter found it (engine/fpmode.h). */
 typedef struct sg_fpmode {
   uint64_t saved;

@@ -72,7 +72,7 @@ static sg_status bn_grad(const sg_node *node, sg_tensor *dy, const bool *need, s
                   *scale = node->saved[3];
   int64_t c = x->shape[x->rank - 1], rows = c ? x->numel / c : 0;
   int64_t grain = sg__grain_for((double)c, BN_GRAIN);
-  int64_t n_parts = rows > 0 ? sg__ceil_div(rows, grain) : 0;
+  int64_t n_parts = sg__ceil_div(rows, grain);
   /* One block: the coefficients a, b, r [3C], then each chunk's sums [2C]. */
   sg_storage *work = scratch(3 * c + n_parts * 2 * c);
   if (!work) return sg_last_status();

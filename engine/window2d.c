@@ -16,7 +16,7 @@ static bool padded_out(sg_padding padding, int64_t in, int64_t eff, int64_t s, c
   int64_t padded, total;
   switch (padding) {
   case SG_PADDING_SAME: /* out = ceil(in / s), padded by what that takes, the smaller half first */
-    *out = in > 0 ? (in - 1) / s + 1 : 0;
+    *out = sg__ceil_div(in, s);
     if (__builtin_mul_overflow(*out - 1, s, &total) || __builtin_add_overflow(total, eff, &total) ||
         __builtin_sub_overflow(total, in, &total))
       return false;
