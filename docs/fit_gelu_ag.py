@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """The table behind gelu's a G(a) on AVX-512 and NEON (kernels_simd/simd_math.inc,
-sg_gelu_h_tab_): a G(a) = a erfcx(a / sqrt 2) / 2, gelu's factor, as 16 polynomials of degree 6
+sg_gelu_ag_tab_): a G(a) = a erfcx(a / sqrt 2) / 2, gelu's factor, as 16 polynomials of degree 6
 in the offset f from the left edge of each interval of a + 1 that the index picks (its exponent
 and top two mantissa bits: widths 1/4 on [0, 1), 1/2 on [1, 3), 1 on [3, 7), 2 on [7, 15)).
 Near-minimax in relative error (weighted least squares in double against mpmath, Lawson's

@@ -329,8 +329,9 @@ const opinfo_unary opinfo_unary_table[] = {
               .bwd = {.ulp = 4, .abs = 4, .tiny = 16, .mag = gelu_terms}},
      .sweep = {-20, 20},
      .bench_range = BENCH_ANY,
-     /* SIMD: vphi_parts_ (18: G's 6, -a / 2, hi and its low part, n, r's 2, the polynomial's 6),
-        G (1 + s), times a; backward vphi_parts_, q, t, dy times it. */
+     /* SIMD (simd_math.inc's vgelu_parts_, 18: G's 6, -a / 2, hi and its low part, n, r's 2, the
+        polynomial's 6), a G (1 + s) with AVX2's product by a (the 16-interval form's fit holds a G:
+        one fewer); backward vgelu_grad_parts_, q, t, dy times it. */
      .flops = OPINFO_FLOPS_SIMD(OPINFO_TRANSC + 4, 2 * OPINFO_TRANSC + 6, 40, 42)},
     {.name = "sin",
      .ref = sin,
