@@ -9,5 +9,8 @@
 #define GEMM_KC 256
 #define GEMM_MC 1200
 #define GEMM_NC 512
+/* B read in place where its rows are not a multiple of 4 KiB apart (simd_gemm.inc's
+   gemm_b_in_place; measured on Zen 5, docs/kernels.md, "Where a matmul's time goes"). */
+#define GEMM_B_IN_PLACE 1
 
 #endif
