@@ -78,8 +78,9 @@ static inline vf vlookup8(const float *t, vbits_t idx) {
 #define SG_VEC_REGISTERS 16
 /* The deeper staged loops need 32 registers and exp without its branch (simd_unary.inc). */
 #define SG_VEC_DEEP_STAGING 0
-/* vldexp_floor is many operations (no vscalefps). */
-#define SG_VEC_CHEAP_LDEXP 0
+/* vldexp and vldexp_floor are many operations (no vscalefps): a multiply by a power of 2 is
+   cheaper. */
+#define SG_VEC_LDEXP_OFF_FMA_PIPES 0
 static inline vf vsqrt(vf a) { return _mm256_sqrt_ps(a); }
 static inline vf vabs(vf a) { return _mm256_andnot_ps(_mm256_set1_ps(-0.0f), a); }
 static inline vf vneg(vf a) { return _mm256_xor_ps(_mm256_set1_ps(-0.0f), a); }

@@ -73,8 +73,9 @@ static inline vf vlookup8(const float *t, vbits_t idx) {
 /* More vectors in flight for the long-chain unary loops (simd_unary.inc): measured faster on Zen
    5, whose full-width pipes issue a vector's chain in half Zen 4's cycles. */
 #define SG_VEC_DEEP_STAGING 1
-/* vldexp_floor is one vscalefps, which takes none of the FMA pipes' slots. */
-#define SG_VEC_CHEAP_LDEXP 1
+/* vldexp and vldexp_floor are one vscalefps, which takes none of the FMA pipes' slots: where
+   those pipes bind, simd_math.inc scales by it rather than multiply by a power of 2. */
+#define SG_VEC_LDEXP_OFF_FMA_PIPES 1
 static inline vf vsqrt(vf a) { return _mm512_sqrt_ps(a); }
 static inline vf vabs(vf a) { return _mm512_abs_ps(a); }
 static inline vf vneg(vf a) {

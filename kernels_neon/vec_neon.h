@@ -112,8 +112,9 @@ static inline vf vlookup8(const float *t, vbits_t idx) {
 /* Not measured on NEON: its deeper staged loops would issue 8-11% more instructions (register
    moves), so it keeps the shallower ones. */
 #define SG_VEC_DEEP_STAGING 0
-/* vldexp_floor is a conversion, integer steps and two multiplies. */
-#define SG_VEC_CHEAP_LDEXP 0
+/* vldexp and vldexp_floor take a conversion, integer steps and two multiplies: more FMA-pipe
+   work than the one multiply by a power of 2 they would replace. */
+#define SG_VEC_LDEXP_OFF_FMA_PIPES 0
 static inline vf vsqrt(vf a) { return vsqrtq_f32(a); }
 static inline vf vabs(vf a) { return vabsq_f32(a); }
 static inline vf vneg(vf a) { return vnegq_f32(a); }

@@ -68,18 +68,20 @@ typedef struct opinfo_flops {
      pipes), so a nominal "exp is 20" read 112% of the peak on exp/avx512. What every x86 and
      Arm core must run on its FMA pipes is the FMAs and the multiplies: each counts 2 per lane
      here and nothing else counts, so FLOPs / peak is a lower bound on the kernel's time. Read
-     off the templates (kernels_simd/simd_math.inc, simd_unary.inc, simd_reduce.inc), the same
-     for every SIMD backend; recount when a template changes. The scalar backend calls libm and
-     keeps the nominal figures. */
+     off the templates (kernels_simd/simd_math.inc, simd_unary.inc, simd_reduce.inc): where the
+     backends' forms differ (the capabilities of kernels_simd/vocabulary.md, section 13), the
+     fewest any of them runs, so that the bound holds on each; recount when a template changes.
+     The scalar backend calls libm and keeps the nominal figures. */
   double simd_fwd, simd_bwd;
 } opinfo_flops;
 #define OPINFO_FLOPS(f, b)                                                                         \
   { .given = true, .fwd = (f), .bwd = (b) }
 #define OPINFO_FLOPS_SIMD(f, b, sf, sb)                                                            \
   { .given = true, .fwd = (f), .bwd = (b), .simd_fwd = (sf), .simd_bwd = (sb) }
-/* FMA-pipe FLOPs of vexp per element: 6 FMAs (y, r twice, q's two, t + t q) and 2 multiplies
-   (r^2, k / 16), 2 FLOPs each. */
-#define OPINFO_SIMD_EXP 16.0
+/* FMA-pipe FLOPs of vexp per element: 6 FMAs (y, r twice, q's two, t + t q) and 1 multiply
+   (r^2), 2 FLOPs each: the 16-entry form (AVX-512, NEON); AVX2's 8-entry form runs one FMA
+   more. */
+#define OPINFO_SIMD_EXP 14.0
 /* FMA-pipe FLOPs of vexpm1 per element: 9 FMAs (y, r twice, 5 in the polynomial, the one that
    adds 2^(k-1) - 1/2) and 1 multiply (r^2), 2 FLOPs each. */
 #define OPINFO_SIMD_EXPM1 20.0

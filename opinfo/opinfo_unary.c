@@ -276,8 +276,8 @@ const opinfo_unary opinfo_unary_table[] = {
      .conf = {.domain = {-100, 100}, .fwd = ULP(4), .bwd = ULP(2)},
      .sweep = {-104, 104},
      .bench_range = BENCH_ANY,
-     /* SIMD: vexp_2p64_ (vexp's 8 FMAs and multiplies less k / 16, plus the scaling multiply);
-        backward dy y (1 - y). */
+     /* SIMD: vexp_2p64_ (vexp's 7 FMAs and multiplies; AVX-512 scales by vscalefps, AVX2 and
+        NEON by one more multiply); backward dy y (1 - y). */
      .flops = OPINFO_FLOPS_SIMD(OPINFO_TRANSC + 2, 3, OPINFO_SIMD_EXP, 4)},
     {.name = "tanh",
      .ref = tanh,
@@ -314,7 +314,7 @@ const opinfo_unary opinfo_unary_table[] = {
     /* The value tests: an absolute bound too, as x Phi(x) is tiny for x << 0, where the textbook
        1 + erf(x / sqrt 2) cancels (the scalar kernel uses erfc, accurate there, but the contract
        does not demand it); the derivative crosses 0 near x = -0.75. Conformance: scalar within
-       0.5 ulp (erfc in double), SIMD within 2.6 (docs/accuracy.md); below x = -13 the result is
+       0.5 ulp (erfc in double), SIMD within 2.7 (docs/accuracy.md); below x = -13 the result is
        denormal and x / 2 scales the rounding of Phi (tiny); the backward's abs is relative to
        |dy| (Phi + |x| phi). */
     {.name = "gelu",
@@ -329,10 +329,11 @@ const opinfo_unary opinfo_unary_table[] = {
               .bwd = {.ulp = 4, .abs = 4, .tiny = 16, .mag = gelu_terms}},
      .sweep = {-20, 20},
      .bench_range = BENCH_ANY,
-     /* SIMD (simd_math.inc's vgelu_parts_, 18: G's 6, -a / 2, hi and its low part, n, r's 2, the
-        polynomial's 6), a G (1 + s) with AVX2's product by a (the 16-interval form's fit holds a G:
-        one fewer); backward vgelu_grad_parts_, q, t, dy times it. */
-     .flops = OPINFO_FLOPS_SIMD(OPINFO_TRANSC + 4, 2 * OPINFO_TRANSC + 6, 40, 42)},
+     /* SIMD, FMAs and multiplies on AVX-512 (the fewest): vgelu_parts_'s 17 (a G's 6, a log2e /
+        2, y, j LN2_HI, r's 2, the polynomial's 6) and a G (1 + s), 18 (AVX2: 24, its G of degree
+        8 times a, a / 2 a multiply where AVX-512 takes a vscalefps, the scale a multiply);
+        backward vgelu_grad_parts_, q, t, dy times it, 20. */
+     .flops = OPINFO_FLOPS_SIMD(OPINFO_TRANSC + 4, 2 * OPINFO_TRANSC + 6, 36, 40)},
     {.name = "sin",
      .ref = sin,
      .dref = dref_sin,
