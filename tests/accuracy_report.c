@@ -2,6 +2,7 @@
  * double precision, printed as the Markdown tables of docs/accuracy.md.
  *
  *   accuracy_report [--points N]      (N sweep points per op, default 2^20)
+ *   accuracy_report --every-float OP LO HI   (unary OP on every float of [LO, HI], one row)
  *
  * Unary ops are swept over their useful domain: half the points evenly spaced in the float
  * encoding between lo and hi (so every binade gets its share: values near 0, denormals and
@@ -133,51 +134,100 @@ typedef struct usweep {
 
 static const uslot k_unary[] = {SG_FOR_EACH_UNARY_OP(U_ENTRY_) SG_FOR_EACH_STEP_OP(S_ENTRY_)};
 
-/* One unary op on every backend: forward, backward end to end, backward from y. */
-static void report_unary(const uslot *u, const usweep *sw) {
-  const opinfo_unary *r = sw->info;
-  size_t n = g_points;
-  float *x = fmalloc(n), *y = fmalloc(n), *dy = fmalloc(n), *dx = fmalloc(n);
-  sweep(x, n, sw->range.lo, sw->range.hi);
-  for (size_t i = 0; i < n; i++) dy[i] = (float)((0.5 + 1.5 * unif()) * (i % 2 ? -1 : 1));
-  worst wf[4] = {{0}}, wb[4] = {{0}}, wy[4] = {{0}};
+/* The worst errors of one unary op on each backend: forward, backward end to end, backward from
+   y; measure_unary adds a chunk of inputs to them. */
+typedef struct uworst {
+  worst f[4], b[4], y[4];
+} uworst;
+
+/* x and dy in, y and dx scratch, all n long. */
+static void measure_unary(const uslot *u, const opinfo_unary *r, const float *x, const float *dy,
+                          float *y, float *dx, size_t n, uworst *w) {
   for (int b = 0; b < g_nbe; b++) {
     const sg_backend *be = g_be[b];
     SLOT(be, sg_unary_kernel, u->fwd)(x, y, n);
-    for (size_t i = 0; i < n; i++) note(&wf[b], ulp_err(y[i], r->ref(x[i])), x[i], 0);
+    for (size_t i = 0; i < n; i++) note(&w->f[b], ulp_err(y[i], r->ref(x[i])), x[i], 0);
     if (!r->dref) continue;
     const float *xs = u->saved == SV_X ? x : NULL, *ys = u->saved == SV_Y ? y : NULL;
     SLOT(be, sg_unary_backward_kernel, u->bwd)(dy, xs, ys, dx, n);
     for (size_t i = 0; i < n; i++) {
       /* Where a saved y overflowed, the gradient through it is lost whatever the kernel does. */
       if (u->saved == SV_Y && fabs(r->ref(x[i])) > FLT_MAX) continue;
-      note(&wb[b], ulp_err(dx[i], (double)dy[i] * r->dref(x[i])), x[i], y[i]);
+      note(&w->b[b], ulp_err(dx[i], (double)dy[i] * r->dref(x[i])), x[i], y[i]);
       if (r->dref_y && u->saved == SV_Y && isfinite(y[i]))
-        note(&wy[b], ulp_err(dx[i], (double)dy[i] * r->dref_y(y[i])), x[i], y[i]);
+        note(&w->y[b], ulp_err(dx[i], (double)dy[i] * r->dref_y(y[i])), x[i], y[i]);
     }
   }
+}
+
+/* dy for input i: magnitudes in [0.5, 2), alternating signs. */
+static float unary_dy(size_t i) { return (float)((0.5 + 1.5 * unif()) * (i % 2 ? -1 : 1)); }
+
+static void print_unary_row(const char *label, opinfo_range range, const uslot *u,
+                            const opinfo_unary *r, const uworst *w) {
   char cell[64];
-  printf("| %s | [%.3g, %.3g] |", sw->label ? sw->label : u->name, sw->range.lo, sw->range.hi);
-  for (int b = 0; b < g_nbe; b++) fmt_err(cell, sizeof cell, &wf[b]), printf(" %s |", cell);
+  printf("| %s | [%.3g, %.3g] |", label, range.lo, range.hi);
+  for (int b = 0; b < g_nbe; b++) fmt_err(cell, sizeof cell, &w->f[b]), printf(" %s |", cell);
   for (int b = 0; b < g_nbe; b++) {
     if (r->dref)
-      fmt_err(cell, sizeof cell, &wb[b]);
+      fmt_err(cell, sizeof cell, &w->b[b]);
     else
       snprintf(cell, sizeof cell, "-");
     printf(" %s |", cell);
   }
   for (int b = 0; b < g_nbe; b++) {
     if (r->dref_y && u->saved == SV_Y)
-      fmt_err(cell, sizeof cell, &wy[b]);
+      fmt_err(cell, sizeof cell, &w->y[b]);
     else
       snprintf(cell, sizeof cell, "-");
     printf(" %s |", cell);
   }
   printf("\n");
+}
+
+/* One unary op on every backend over g_points of a sweep. */
+static void report_unary(const uslot *u, const usweep *sw) {
+  const opinfo_unary *r = sw->info;
+  size_t n = g_points;
+  float *x = fmalloc(n), *y = fmalloc(n), *dy = fmalloc(n), *dx = fmalloc(n);
+  sweep(x, n, sw->range.lo, sw->range.hi);
+  for (size_t i = 0; i < n; i++) dy[i] = unary_dy(i);
+  uworst w = {0};
+  measure_unary(u, r, x, dy, y, dx, n, &w);
+  print_unary_row(sw->label ? sw->label : u->name, sw->range, u, r, &w);
   free(x);
   free(y);
   free(dy);
   free(dx);
+}
+
+/* One unary op on every backend over every float of [lo, hi] (--every-float), in chunks: the
+   sweeps above take 2^20 points, which can miss an op's worst input. dy is 1, so the backward
+   columns measure the derivative itself, the figure docs/accuracy.md promises. */
+static int report_unary_every_float(const char *name, float lo, float hi) {
+  const uslot *u = NULL;
+  for (size_t i = 0; i < sizeof k_unary / sizeof k_unary[0]; i++)
+    if (strcmp(k_unary[i].name, name) == 0) u = &k_unary[i];
+  const opinfo_unary *r = u ? opinfo_unary_find(name) : NULL;
+  if (!r || !(lo <= hi)) {
+    fprintf(stderr, "accuracy_report: --every-float needs a unary op and lo <= hi\n");
+    return 2;
+  }
+  enum { CHUNK = 1 << 22 };
+  float *x = fmalloc(CHUNK), *y = fmalloc(CHUNK), *dy = fmalloc(CHUNK), *dx = fmalloc(CHUNK);
+  uworst w = {0};
+  int64_t last = ordered(hi);
+  for (int64_t k = ordered(lo); k <= last; k += CHUNK) {
+    size_t n = last - k + 1 < CHUNK ? (size_t)(last - k + 1) : CHUNK;
+    for (size_t i = 0; i < n; i++) x[i] = from_ordered(k + (int64_t)i), dy[i] = 1.0f;
+    measure_unary(u, r, x, dy, y, dx, n, &w);
+  }
+  print_unary_row(name, (opinfo_range){lo, hi}, u, r, &w);
+  free(x);
+  free(y);
+  free(dy);
+  free(dx);
+  return 0;
 }
 
 /* leaky_relu and clip (at their op-info rows' parameters): exact ops, measured the same way. */
@@ -564,17 +614,28 @@ static void header(const char *first, const char *second, int groups, const char
 }
 
 int main(int argc, char **argv) {
+  const char *every = NULL;
+  float every_lo = 0, every_hi = 0;
   for (int i = 1; i < argc; i++) {
     if (strcmp(argv[i], "--points") == 0 && i + 1 < argc)
       g_points = (size_t)strtoull(argv[++i], NULL, 0);
-    else {
-      fprintf(stderr, "usage: %s [--points N]\n", argv[0]);
+    else if (strcmp(argv[i], "--every-float") == 0 && i + 3 < argc) {
+      every = argv[++i];
+      every_lo = strtof(argv[++i], NULL);
+      every_hi = strtof(argv[++i], NULL);
+    } else {
+      fprintf(stderr, "usage: %s [--points N] [--every-float OP LO HI]\n", argv[0]);
       return 2;
     }
   }
   if (sg_init() != SG_OK) return 1;
   for (int i = 0; i < 4; i++)
     if ((g_be[g_nbe] = sg_backend_get(k_names[i]))) g_nbe++;
+  if (every) {
+    static const char *const eg[3] = {"fwd", "bwd (dy = 1)", "bwd from y (dy = 1)"};
+    header("op", "every float of", 3, eg);
+    return report_unary_every_float(every, every_lo, every_hi);
+  }
 
   printf("Measured with %zu points per unary op (%zu x %zu grid per binary op) on backends:",
          g_points, (size_t)sqrt((double)g_points), (size_t)sqrt((double)g_points));
