@@ -321,7 +321,8 @@ static void run_ew(bench_state *st, void *arg) {
                   .isa = roofline_isa_of(c->be->name),
                   .threads = c->threads};
   if (w.kernel_s > 0) w.kernel_flops = w.flops;
-  bench_kernel_issued(op->slot, c->be->name, (double)n, &w.insns, w.cls);
+  if (bench_kernel_issued(op->slot, c->be->name, (double)n, &w.insns, w.cls))
+    w.mix_s = roofline_kernel_mix(op->slot, c->be->name, c->threads, (double)n);
   bench_report(st, &w);
 }
 

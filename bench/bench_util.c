@@ -196,7 +196,8 @@ void bench_report(bench_state *st, const bench_work *w) {
                   .written = w->written,
                   .written_in_place = w->written_in_place,
                   .footprint = w->footprint > 0 ? w->footprint : w->bytes,
-                  .insns = w->insns};
+                  .insns = w->insns,
+                  .mix_s = w->mix_s};
   for (int k = 0; k < ROOF_N_CLASSES; k++) rw.cls[k] = w->cls[k];
   roof_verdict v = roofline_judge(w->isa, w->threads, &rw);
   double best = bench_best_call(st), fastest = best > 0 && best < per_call ? best : per_call;
@@ -215,6 +216,7 @@ void bench_report(bench_state *st, const bench_work *w) {
     bench_counter(st, "roof_bound", v.issue_s >= v.seconds ? 2 : v.compute_s >= v.memory_s ? 1 : 0);
     if (v.issue_s > 0) bench_counter(st, "roof_issue_s", v.issue_s);
     if (v.pipes_s > 0) bench_counter(st, "roof_pipes_s", v.pipes_s);
+    if (rw.mix_s > 0) bench_counter(st, "roof_mix_s", rw.mix_s);
   }
   if (best > 0) {
     bench_counter(st, "best_call_s", best);

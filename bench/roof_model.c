@@ -112,8 +112,8 @@ const char *roof_class_name(int cls) {
       ROOF_ISSUE_CLASSES(ROOF_CLASS_NAME_)
 #undef ROOF_CLASS_NAME_
           "all",
-      "fma pipes"};
-  return cls >= 0 && cls <= ROOF_FMA_PIPES ? names[cls] : "?";
+      "fma pipes", "mix"};
+  return cls >= 0 && cls <= ROOF_MIX ? names[cls] : "?";
 }
 
 double roof_pipe_cost(double fma_rate, double pair_rate, double ratio, double cls_rate) {
@@ -149,9 +149,14 @@ roof_verdict roof_judge(const roof_figures *f, const roof_caches *c, int threads
       slots += roof_pipe_cost(fma_rate, f->pair[k], f->pair_ratio[k], f->cls[k]) * w->cls[k];
       paired = true;
     }
-  if (paired && fma_rate > 0 && slots > 0) {
-    v.pipes_s = slots / fma_rate;
-    if (v.pipes_s > v.issue_s) v.issue_s = v.pipes_s, v.issue_class = ROOF_FMA_PIPES;
+  if (paired && fma_rate > 0 && slots > 0) v.pipes_s = slots / fma_rate;
+  /* The kernel's own mix, measured, is what the pairs estimate: it replaces their term, which
+     reads high where a class's cost beside FMAs depends on the mix (vpternlogd: 1.5 FMA slots
+     beside 4 FMAs, none beside tanh's division on Zen 5). */
+  if (w->mix_s > 0) {
+    if (w->mix_s > v.issue_s) v.issue_s = w->mix_s, v.issue_class = ROOF_MIX;
+  } else if (v.pipes_s > v.issue_s) {
+    v.issue_s = v.pipes_s, v.issue_class = ROOF_FMA_PIPES;
   }
   /* Writes in place are not timed: an update that reads w and writes it back moved 16 + 12
      bytes an element (Adam) at up to 1.08x the read-and-triad rule's bound on this VM, whose
@@ -195,6 +200,7 @@ roof_work roof_tape_work(const roof_work *fwd, const roof_work *bwd, double seed
     w.flops += bwd->flops;
     w.insns += bwd->insns;
     for (int k = 0; k < ROOF_N_CLASSES; k++) w.cls[k] += bwd->cls[k];
+    w.mix_s += bwd->mix_s;
     w.read += bwd->read;
     w.written += bwd->written;
     w.written_in_place += bwd->written_in_place;

@@ -62,8 +62,10 @@ enum {
 /* The issue bound's shared-pipe term (roof_verdict.issue_class): the FMA pipes' work, the FMAs
    and what the other classes take of those pipes (roof_judge). */
 #define ROOF_FMA_PIPES (ROOF_N_CLASSES + 1)
+/* The term of the kernel's own mix measured (roof_work.mix_s), which takes the FMA pipes' place. */
+#define ROOF_MIX (ROOF_N_CLASSES + 2)
 /* "fma", "fadd", ...; "all" for ROOF_N_CLASSES (the total over the combined rate), "fma pipes"
-   for ROOF_FMA_PIPES. */
+   for ROOF_FMA_PIPES, "mix" for ROOF_MIX. */
 const char *roof_class_name(int cls);
 
 /* The FMA-pipe cost of one instruction of a class, in FMA slots (docs/bench.md, "Shared pipes"):
@@ -146,6 +148,11 @@ typedef struct roof_work {
   /* Vector instructions the kernels issue, in all and per class (bench/kernel_issued.inc);
      0: not counted, no issue bound. */
   double insns, cls[ROOF_N_CLASSES];
+  /* The least time those instructions take on this machine's vector pipes, measured on the spot
+     with each one independent of the others (the mix probe, roofline_judge; docs/bench.md, "A
+     kernel's own mix"); 0: not measured. Where measured it replaces the FMA pipes' term, which
+     estimates the same time from pairs of classes. */
+  double mix_s;
 } roof_work;
 
 enum {
@@ -167,8 +174,8 @@ typedef struct roof_verdict {
      FMA pipes' time (fma + sum over c of cost_c x cls[c]) / rate of fma */
   double issue_s;
   double pipes_s;   /* the last of those: the FMA pipes' time; 0 where not measured */
-  int issue_class;  /* the term that is issue_s: a class, ROOF_N_CLASSES (the total) or
-                       ROOF_FMA_PIPES */
+  int issue_class;  /* the term that is issue_s: a class, ROOF_N_CLASSES (the total),
+                       ROOF_FMA_PIPES or ROOF_MIX */
   double memory_s;  /* read / read bandwidth + written x cost of a written byte (the bytes
                        written in place left out) */
   roof_level level; /* where the footprint lives (for the label) */
@@ -178,10 +185,10 @@ typedef struct roof_verdict {
 /* The bound of w with `threads` threads on f: max(flops / peak + kernel_s, issue time, memory
    time), the issue time the largest of w->insns / f->issue, over the classes c w->cls[c] /
    f->cls[c] (each term where both are known), and the FMA pipes' time (w->cls[fma] + sum over c
-   of roof_pipe_cost(c) x w->cls[c]) / f->cls[fma]; the memory time from the curves at w's footprint
-   and w's share of reads rho: the read curve at rho = 1, the triad curve at rho = 2/3, linear in
-   rho between them; below 2/3 (more writes than a triad), where nothing was measured, the faster of
-   the two. */
+   of roof_pipe_cost(c) x w->cls[c]) / f->cls[fma], or w->mix_s in its place where measured; the
+   memory time from the curves at w's footprint and w's share of reads rho: the read curve at rho =
+   1, the triad curve at rho = 2/3, linear in rho between them; below 2/3 (more writes than a
+   triad), where nothing was measured, the faster of the two. */
 roof_verdict roof_judge(const roof_figures *f, const roof_caches *c, int threads,
                         const roof_work *w);
 

@@ -31,6 +31,8 @@ typedef struct isa_roof {
   /* The shared-pipe term's pair probes and their ratios (roofline_isa.h); NULL for the baseline. */
   double (*pair[ROOF_N_CLASSES])(int64_t iters, float c, float b, float *sink);
   double (*pair_ratio)(int cls);
+  /* The kernels' mix probes (roofline_isa.h); NULL for the baseline. */
+  const bench_mix_kernel *mix_kernels;
   void (*triad)(float *restrict a, const float *restrict b, const float *restrict c, size_t n,
                 float s);
   void (*triad_nt)(float *restrict a, const float *restrict b, const float *restrict c, size_t n,
@@ -58,9 +60,9 @@ typedef struct isa_roof {
     .name = isa, .backend = be, .fma = bench_fma_loop__##suffix,                                   \
     .issue = bench_issue_loop__##suffix, .mix = bench_issue_mix__##suffix,                         \
     .cls = {ROOF_ISSUE_CLASSES(CLASS)}, .pair = {ROOF_ISSUE_CLASSES(PAIR)},                        \
-    .pair_ratio = bench_pair_ratio__##suffix, .triad = bench_triad__##suffix,                      \
-    .triad_nt = bench_triad_nt__##suffix, .read = bench_read__##suffix,                            \
-    .read1 = bench_read1__##suffix                                                                 \
+    .pair_ratio = bench_pair_ratio__##suffix, .mix_kernels = bench_mix_kernels__##suffix,          \
+    .triad = bench_triad__##suffix, .triad_nt = bench_triad_nt__##suffix,                          \
+    .read = bench_read__##suffix, .read1 = bench_read1__##suffix                                   \
   }
 static isa_roof g_isas[] = {
 #if defined(__aarch64__)
@@ -434,15 +436,58 @@ const char *roofline_isa_of(const char *backend) {
   return best;
 }
 
-/* The figures of isa at `threads` threads: those measured at the largest count not above it. */
-static const roof_figures *figures_of(const char *isa, int threads) {
-  if (!g_measured || !isa) return NULL;
+/* The entry of g_threads whose figures serve `threads` threads: the largest count not above it. */
+static int figures_index(int threads) {
   int t = 0;
   for (int i = 0; i < g_n_threads; i++)
     if (g_threads[i] <= threads) t = i;
+  return t;
+}
+
+/* The measured ISA of that name; NULL if none. */
+static const isa_roof *isa_named(const char *isa) {
+  if (!g_measured || !isa) return NULL;
   for (int k = 0; k < N_ISAS; k++)
-    if (g_isas[k].present && strcmp(g_isas[k].name, isa) == 0) return &g_isas[k].fig[t];
+    if (g_isas[k].present && strcmp(g_isas[k].name, isa) == 0) return &g_isas[k];
   return NULL;
+}
+
+/* The figures of isa at `threads` threads: those measured at the largest count not above it. */
+static const roof_figures *figures_of(const char *isa, int threads) {
+  const isa_roof *r = isa_named(isa);
+  return r ? &r->fig[figures_index(threads)] : NULL;
+}
+
+bool bench_mix_grouped;
+
+/* The kernels' mix rates (roofline_kernel_mix), elements per second with all threads, measured
+   the first time a row asks: one per kernel, ISA and entry of g_threads. */
+#define MIX_CACHE 512
+static struct {
+  const bench_mix_kernel *kernel;
+  int t;
+  double rate;
+} g_mix[MIX_CACHE];
+static int g_n_mix;
+
+double roofline_kernel_mix(const char *slot, const char *backend, int threads, double n) {
+  const isa_roof *r = isa_named(backend);
+  if (!r || !r->mix_kernels || !slot || n <= 0) return 0;
+  const bench_mix_kernel *k = r->mix_kernels;
+  while (k->slot && !(strcmp(k->slot, slot) == 0 && strcmp(k->isa, backend) == 0)) k++;
+  if (!k->slot) return 0;
+  int t = figures_index(threads); /* measured as the rates were, at that thread count */
+  for (int i = 0; i < g_n_mix; i++)
+    if (g_mix[i].kernel == k && g_mix[i].t == t) return n / g_mix[i].rate;
+  double rate = 0; /* the better of the two orders (roofline_isa.h) */
+  for (int grouped = 0; grouped < 2; grouped++) {
+    bench_mix_grouped = grouped;
+    rate = fmax(rate, loop_rate(k->probe, g_threads[t], g_quick));
+  }
+  if (rate <= 0) return 0;
+  if (g_n_mix < MIX_CACHE)
+    g_mix[g_n_mix].kernel = k, g_mix[g_n_mix].t = t, g_mix[g_n_mix++].rate = rate;
+  return n / rate;
 }
 
 roof_verdict roofline_judge(const char *isa, int threads, const roof_work *w) {

@@ -20,6 +20,12 @@ const char *roofline_isa_of(const char *backend);
 /* The verdict on w run on isa with that many threads (roof_judge); its seconds are 0 when the
    roofline was not measured. The level is filled in either way. */
 roof_verdict roofline_judge(const char *isa, int threads, const roof_work *w);
+/* The least time n elements of a kernel (`slot`, as bench/kernel_issued.inc names it) take on
+   `backend`'s vector pipes with `threads` threads: its main loop's vector instructions, each
+   independent of the others, measured on the spot the first time a row asks (the mix probe,
+   roofline_isa.h) and kept: roof_work.mix_s. 0 where not measured (a kernel or ISA the table does
+   not count, the roofline off). */
+double roofline_kernel_mix(const char *slot, const char *backend, int threads, double n);
 /* A row beat its bound by more than ROOF_MODEL_ERROR_PCT: the figures it was judged on may have
    been measured low (on a shared machine, the start-up second can be a bad one). Measures the
    peak (compute) or the two curve points around footprint of isa at `threads` again, each at

@@ -56,12 +56,6 @@ static inline float hsum_(__m256 v) {
   return lanes[0] + lanes[1] + lanes[2] + lanes[3] + lanes[4] + lanes[5] + lanes[6] + lanes[7];
 }
 #define RP_HSUM hsum_
-/* The pairs' FMA-pipe chains multiply by v1 (1.0, a run-time value): 8 chains of FMAs (latency 4)
-   keep two pipes busy with no slack, so an instruction that only delays one by a cycle reads as
-   pipe time (Zen 5: an addition 0.62-0.69 FMA slots, which the AVX-512 pairs, 16 chains, read
-   0.04). Multiplies take the same pipes with latency 3: the chains can issue more than the pipes
-   take, and an addition reads 0.02-0.05 (docs/bench.md, "Shared pipes"). */
-#define RP_PAIR_STEP(f) RP_MUL(f, v1)
 #define N_ 12
 /* clang-format off */
 #define EACH_(S, A) \
@@ -107,14 +101,9 @@ PROBE(fcmp, 1, FCMP_)
 PROBE(blend, 1, BLEND_)
 PROBE(round, 1, ROUND_)
 
-/* The pair probes (roofline_isa.h, PAIR in roofline_probes.inc), all chains kept in registers:
-   8 FMA-pipe chains (multiplies, RP_PAIR_STEP above) + 2 of the class and 4 constants of the 16
-   ymm registers; 12 + 1 for the division and the square root (which use no idx), the chains
-   stepping R = 3 times a round so that a round (36 multiplies, 18 cycles on Zen 4) outlasts a
-   division's or a square root's latency: with one step a round the pair measured the chain of
-   divisions (a cost of 8). The conversions' chains take two a round (float to int and back,
-   latency ~3 each): their pair steps twice a round too, so that a round (16 multiplies, 8
-   cycles) outlasts them, where one step (4 cycles) read their latency as a cost of 1. */
+/* The pair probes (roofline_isa.h, PAIR in roofline_probes.inc): 8 FMAs beside 2 of the class a
+   round, 4 to one; 36 beside one division or square root (EACH12_, three times), so that the
+   divider, not the FMA pipes, is what the division waits for. */
 /* clang-format off */
 #define EACH8_(S, A) S(A, 0) S(A, 1) S(A, 2) S(A, 3) S(A, 4) S(A, 5) S(A, 6) S(A, 7)
 #define EACH12_(S, A) EACH8_(S, A) S(A, 8) S(A, 9) S(A, 10) S(A, 11)
@@ -137,6 +126,25 @@ PAIR(sqrt, EACH12_, 12, 3, EACH1_, 1, 1, SQRT_)
 ABSENT(scalef)
 ABSENT(ternlog)
 PAIR_RATIO_FUNCTION
+
+/* The mix probes (roofline_isa.h): every class's issue-probe instruction, but one conversion
+   (int32 to float) where the cvt probe runs two. */
+#define RP_ISA "avx2"
+#define CVT1_(x, j) _mm256_cvtepi32_ps(_mm256_castps_si256(x))
+/* clang-format off */
+#define MIX_OPS_(X) \
+  X(fma, FMA_) X(fadd, FADD_) X(minmax, MINMAX_) X(fcmp, FCMP_) X(blend, BLEND_) \
+  X(shuffle, SHUFFLE_) X(shift, SHIFT_) X(logic, LOGIC_) X(cvt, CVT1_) X(round, ROUND_) \
+  X(div, DIV_) X(sqrt, SQRT_)
+/* clang-format on */
+#define KERNEL_ISSUED(slot, isa, insns, ...) MIX_KERNEL(__LINE__, isa, __VA_ARGS__)
+#include "kernel_issued.inc"
+#undef KERNEL_ISSUED
+const bench_mix_kernel RP_FN(bench_mix_kernels)[] = {
+#define KERNEL_ISSUED(slot, isa, insns, ...) MIX_ROW_(__LINE__, slot, isa)
+#include "kernel_issued.inc"
+#undef KERNEL_ISSUED
+    {NULL, NULL, NULL}};
 
 /* The combined rate's second mix: FMAs, additions and integer logic in independent chains
    (5, 4 and 3 of them). */

@@ -88,11 +88,12 @@ PROBE(logic, 1, LOGIC_)
 PROBE(cvt, 2, CVT_)
 PROBE(div, 1, DIV_)
 PROBE(sqrt, 1, SQRT_)
-/* the compare writes a mask register: the chains are its inputs, changed every round, and each
-   mask is kept alive */
+/* the compare writes a mask register, kept alive; the value is the operand itself */
 #define FCMP_(x, j)                                                                                \
-  x;                                                                                               \
-  __asm__ volatile("" : : "k"(_mm512_cmp_ps_mask(a##j, vb, _CMP_LT_OQ)))
+  __extension__({                                                                                  \
+    __asm__ volatile("" : : "k"(_mm512_cmp_ps_mask(x, vb, _CMP_LT_OQ)));                           \
+    x;                                                                                             \
+  })
 /* a mask known only at run time */
 #define BLEND_(x, j) _mm512_mask_blend_ps(_mm512_cmp_ps_mask(vb, v1, _CMP_LT_OQ), x, vb)
 #define ROUND_(x, j) _mm512_roundscale_ps(x, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC)
@@ -107,10 +108,8 @@ PROBE(scalef, 1, SCALEF_)
 #define TERNLOG_(x, j) F_(_mm512_ternarylogic_epi32(I_(x), I_(vb), I_(vc), 0x96))
 PROBE(ternlog, 1, TERNLOG_)
 
-/* The pair probes (roofline_isa.h, PAIR in roofline_probes.inc), all chains kept in registers:
-   PF_ = 16 FMA chains + 4 of the class and 4 constants of the 32 zmm registers. The FMA chains
-   step R times a round: twice beside the one chain of divisions or square roots, so that a
-   round (32 FMAs) outlasts their latency and the pair measures pipes, not a chain. */
+/* The pair probes (roofline_isa.h, PAIR in roofline_probes.inc): 16 FMAs beside 4 of the class a
+   round, 4 to one; 32 beside one division or square root (twice 16). */
 #define PF_ 16
 /* clang-format off */
 #define EACHF_(S, A) \
@@ -135,6 +134,25 @@ PAIR(sqrt, EACHF_, PF_, 2, EACH1_, 1, 1, SQRT_)
 PAIR(ternlog, EACHF_, PF_, 1, EACH4_, 4, 1, TERNLOG_)
 
 PAIR_RATIO_FUNCTION
+
+/* The mix probes (roofline_isa.h): every class's issue-probe instruction, but one conversion
+   (int32 to float) where the cvt probe runs two. */
+#define RP_ISA "avx512"
+#define CVT1_(x, j) _mm512_cvtepi32_ps(_mm512_castps_si512(x))
+/* clang-format off */
+#define MIX_OPS_(X) \
+  X(fma, FMA_) X(fadd, FADD_) X(minmax, MINMAX_) X(fcmp, FCMP_) X(blend, BLEND_) \
+  X(shuffle, SHUFFLE_) X(shift, SHIFT_) X(logic, LOGIC_) X(cvt, CVT1_) X(round, ROUND_) \
+  X(div, DIV_) X(sqrt, SQRT_) X(scalef, SCALEF_) X(ternlog, TERNLOG_)
+/* clang-format on */
+#define KERNEL_ISSUED(slot, isa, insns, ...) MIX_KERNEL(__LINE__, isa, __VA_ARGS__)
+#include "kernel_issued.inc"
+#undef KERNEL_ISSUED
+const bench_mix_kernel RP_FN(bench_mix_kernels)[] = {
+#define KERNEL_ISSUED(slot, isa, insns, ...) MIX_ROW_(__LINE__, slot, isa)
+#include "kernel_issued.inc"
+#undef KERNEL_ISSUED
+    {NULL, NULL, NULL}};
 
 /* The combined rate's second mix: FMAs, additions and integer logic in independent chains
    (10, 8 and 6 of them). */

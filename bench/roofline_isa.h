@@ -7,6 +7,7 @@
 #ifndef SIMDGRAD_BENCH_ROOFLINE_ISA_H
 #define SIMDGRAD_BENCH_ROOFLINE_ISA_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -39,13 +40,12 @@ ROOF_ISSUE_CLASSES(ROOFLINE_ISSUE_DECL_)
 #undef ROOFLINE_ISSUE_DECL_
 
 /* The shared-pipe term's pair probes (docs/bench.md, "Shared pipes"): bench_pair_<class>__<isa>
-   runs iters rounds of independent FMA-pipe chains (FMAs; AVX2's multiply, roofline_avx2.c)
-   beside independent chains of the class's
-   instructions (the same instructions as its issue probe), bench_pair_ratio__<isa>(class) FMAs
-   to one of the class's (few enough of the class that its own pipes stay below their rate on
-   Zen 4: 4 FMAs to one, 32 (AVX-512) or 36 (AVX2) to one division or square root, enough for a
-   round to outlast their latency); returns the FMAs issued. The fma class's own pair (FMAs
-   beside the chains) checks the method: its cost should read 1. A class the ISA lacks returns 0. */
+   runs iters rounds of FMAs beside the class's instructions (those of its issue probe), every one
+   independent of the others, bench_pair_ratio__<isa>(class) FMAs to one of the class's (few
+   enough of the class that its own pipes stay below their rate on Zen 4: 4 FMAs to one, 32
+   (AVX-512) or 36 (AVX2) to one division or square root); returns the FMAs issued. The fma
+   class's own pair (FMAs beside FMAs) checks the method: its cost should read 1. A class the ISA
+   lacks returns 0. */
 double bench_pair_ratio__avx2(int cls);
 double bench_pair_ratio__avx512(int cls);
 #define ROOFLINE_PAIR_DECL_(cls)                                                                   \
@@ -53,6 +53,22 @@ double bench_pair_ratio__avx512(int cls);
   double bench_pair_##cls##__avx512(int64_t iters, float c, float b, float *sink);
 ROOF_ISSUE_CLASSES(ROOFLINE_PAIR_DECL_)
 #undef ROOFLINE_PAIR_DECL_
+
+/* The mix probes (docs/bench.md, "A kernel's own mix"), one per kernel of bench/kernel_issued.inc
+   and ISA: iters rounds of one vector's instructions of the kernel's main loop, class by class as
+   the table counts them (each class's issue-probe instruction; a single conversion for cvt), every
+   one independent of the others and the classes interleaved: the least time that loop's vector
+   instructions take on this machine's pipes, in the better of two orders (bench_mix_grouped).
+   Each returns the elements its rounds stand for, or 0 for another ISA's row. The tables end
+   with a NULL slot. */
+typedef struct bench_mix_kernel {
+  const char *slot, *isa;
+  double (*probe)(int64_t iters, float c, float b, float *sink);
+} bench_mix_kernel;
+/* Which order the probes issue a round in: the classes interleaved (false) or class after class. */
+extern bool bench_mix_grouped;
+extern const bench_mix_kernel bench_mix_kernels__avx2[];
+extern const bench_mix_kernel bench_mix_kernels__avx512[];
 
 /* a[i] = b[i] + s * c[i] for i < n: 12 bytes per element (two loads, one store). n is a
    multiple of 64 and the arrays are 64-byte aligned. */

@@ -305,3 +305,42 @@ Test(roof_model, fma_pipes) {
   cr_expect_float_eq(v.issue_s, 500e-9, 1e-15);
   cr_expect_eq(v.issue_class, ROOF_CLASS_fma);
 }
+
+/* The kernel's own mix, where measured, takes the FMA pipes' place: it binds when it is the
+   largest term ("mix"), whether the pairs' estimate was larger or smaller, and a per-class or
+   total term above it still binds. A tape row's mix is its kernels' mixes added. */
+Test(roof_model, own_mix) {
+  roof_caches c = roof_choose_caches(k_sysfs, k_cpuid);
+  roof_figures f = {.peak = 100e9, .issue = 8e9, .n = 1};
+  f.footprint[0] = 16 * KIB, f.read[0] = 400e9, f.triad[0] = 400e9;
+  f.cls[ROOF_CLASS_fma] = 1e9, f.cls[ROOF_CLASS_div] = 0.2e9, f.cls[ROOF_CLASS_ternlog] = 1e9;
+  f.pair[ROOF_CLASS_ternlog] = 0.8e9, f.pair_ratio[ROOF_CLASS_ternlog] = 4; /* 1 slot each */
+  /* 500 FMAs and 250 vpternlogd: the pairs say 750 slots, 750 ns */
+  roof_work w = {.flops = 1e3, .read = 4e3, .written = 4e3, .insns = 1e3, .mix_s = 600e-9};
+  w.cls[ROOF_CLASS_fma] = 500, w.cls[ROOF_CLASS_ternlog] = 250;
+  roof_verdict v = roof_judge(&f, &c, 1, &w);
+  cr_expect_float_eq(v.pipes_s, 750e-9, 1e-15); /* still reported */
+  cr_expect_float_eq(v.issue_s, 600e-9, 1e-15); /* the mix measured less: it counts */
+  cr_expect_float_eq(v.seconds, 600e-9, 1e-15);
+  cr_expect_eq(v.issue_class, ROOF_MIX);
+  cr_expect_str_eq(roof_class_name(v.issue_class), "mix");
+  w.mix_s = 900e-9; /* more than the pairs say */
+  v = roof_judge(&f, &c, 1, &w);
+  cr_expect_float_eq(v.issue_s, 900e-9, 1e-15);
+  cr_expect_eq(v.issue_class, ROOF_MIX);
+  w.mix_s = 100e-9; /* below the FMA class's own term (500 ns): that one binds */
+  v = roof_judge(&f, &c, 1, &w);
+  cr_expect_float_eq(v.issue_s, 500e-9, 1e-15);
+  cr_expect_eq(v.issue_class, ROOF_CLASS_fma);
+  w.mix_s = 0; /* not measured: the pairs' term as before */
+  v = roof_judge(&f, &c, 1, &w);
+  cr_expect_float_eq(v.issue_s, 750e-9, 1e-15);
+  cr_expect_eq(v.issue_class, ROOF_FMA_PIPES);
+
+  roof_work fwd = w, bwd = w;
+  fwd.mix_s = 300e-9, bwd.mix_s = 200e-9;
+  roof_work tape = roof_tape_work(&fwd, &bwd, 4e3, false);
+  cr_expect_float_eq(tape.mix_s, 500e-9, 1e-15);
+  tape = roof_tape_work(&fwd, &bwd, 4e3, true); /* the gradient a view: no backward kernel */
+  cr_expect_float_eq(tape.mix_s, 300e-9, 1e-15);
+}
