@@ -116,9 +116,10 @@ typedef struct bench_work {
   /* Vector instructions the kernels issue per iteration, in all and per class
      (bench_kernel_issued), all threads: the issue bound; 0 where not counted. */
   double insns, cls[ROOF_N_CLASSES];
-  /* Their least time on the vector pipes, their own mixes measured (roofline_kernel_mix); 0:
-     not measured. */
-  double mix_s;
+  /* The kernels whose own mixes bound their time on the vector pipes (roofline_kernel_mix):
+     bench/kernel_issued.inc's slots, NULL for none, each run on mix_n elements. */
+  const char *mix_slots[2];
+  double mix_n;
   const char *isa; /* the roofline to measure against: roofline_isa_of(backend) */
   int threads;
   const char *desc; /* the label's start, e.g. "[4096,1024] over axis 1"; NULL for none */

@@ -545,7 +545,9 @@ static void run_api(bench_state *st, void *arg) {
   if (error) return;
 
   double n = (double)c->n, flops = 0, items = n, kernel_s = 0, kernel_flops = 0, insns = 0,
-         cls[ROOF_N_CLASSES] = {0}, mix_s = 0;
+         cls[ROOF_N_CLASSES] = {0};
+  const char *mix_slots[2] = {NULL, NULL};
+  int n_mix = 0;
   if (op->layout == L_MAT) { /* C = A B, then dA = dC B^T and dB = A^T dC */
     flops = 6 * n * n * n, items = n * n;
   } else {
@@ -555,8 +557,7 @@ static void run_api(bench_state *st, void *arg) {
       if (!slots[k]) continue;
       double f = bench_kernel_flops(slots[k], c->be->name) * n;
       flops += f;
-      if (bench_kernel_issued(slots[k], c->be->name, n, &insns, cls))
-        mix_s += roofline_kernel_mix(slots[k], c->be->name, c->threads, n);
+      if (bench_kernel_issued(slots[k], c->be->name, n, &insns, cls)) mix_slots[n_mix++] = slots[k];
       if (!bench_kernel_opaque(slots[k], c->be->name)) continue;
       bool rows = op->layout == L_ROWS || op->layout == L_CE;
       double rate = rows ? bench_rows_rate(c->be, slots[k]) : bench_ew_rate(c->be, slots[k]);
@@ -568,7 +569,8 @@ static void run_api(bench_state *st, void *arg) {
                   .kernel_s = kernel_s,
                   .kernel_flops = kernel_flops,
                   .insns = insns,
-                  .mix_s = mix_s,
+                  .mix_slots = {mix_slots[0], mix_slots[1]},
+                  .mix_n = n,
                   .bytes = tr.read + tr.written,
                   .written = tr.written,
                   .written_in_place = tr.written_in_place,

@@ -322,7 +322,7 @@ static void run_ew(bench_state *st, void *arg) {
                   .threads = c->threads};
   if (w.kernel_s > 0) w.kernel_flops = w.flops;
   if (bench_kernel_issued(op->slot, c->be->name, (double)n, &w.insns, w.cls))
-    w.mix_s = roofline_kernel_mix(op->slot, c->be->name, c->threads, (double)n);
+    w.mix_slots[0] = op->slot, w.mix_n = (double)n;
   bench_report(st, &w);
 }
 

@@ -69,7 +69,7 @@ enum {
 const char *roof_class_name(int cls);
 
 /* The FMA-pipe cost of one instruction of a class, in FMA slots (docs/bench.md, "Shared pipes"):
-   a pair probe issues `ratio` FMAs per instruction of the class, in independent chains, at
+   a pair probe issues `ratio` FMAs per instruction of the class, each independent, at
    `pair_rate` FMAs per second; FMAs alone issue at `fma_rate`. Each round then takes
    fma_rate / pair_rate times the FMAs' own time, and the excess, spread over the class's
    instructions, is what each takes of the FMA pipes: ratio x (fma_rate / pair_rate - 1), 0 if
@@ -149,7 +149,7 @@ typedef struct roof_work {
      0: not counted, no issue bound. */
   double insns, cls[ROOF_N_CLASSES];
   /* The least time those instructions take on this machine's vector pipes, measured on the spot
-     with each one independent of the others (the mix probe, roofline_judge; docs/bench.md, "A
+     with each one independent of the others (the mix probe, roofline_kernel_mix; docs/bench.md, "A
      kernel's own mix"); 0: not measured. Where measured it replaces the FMA pipes' term, which
      estimates the same time from pairs of classes. */
   double mix_s;
@@ -171,9 +171,11 @@ typedef struct roof_verdict {
   double bandwidth; /* bytes/s at the row's footprint and mix */
   double compute_s; /* flops / peak */
   /* The issue bound: the largest of insns / issue, cls[c] / rate of c over the classes, and the
-     FMA pipes' time (fma + sum over c of cost_c x cls[c]) / rate of fma */
+     work's own mix (roof_work.mix_s) or, where that was not measured, the FMA pipes' time (fma +
+     sum over c of cost_c x cls[c]) / rate of fma */
   double issue_s;
-  double pipes_s;   /* the last of those: the FMA pipes' time; 0 where not measured */
+  double pipes_s;   /* the FMA pipes' time, reported even where the mix replaces it; 0 where no
+                       pair was measured */
   int issue_class;  /* the term that is issue_s: a class, ROOF_N_CLASSES (the total),
                        ROOF_FMA_PIPES or ROOF_MIX */
   double memory_s;  /* read / read bandwidth + written x cost of a written byte (the bytes

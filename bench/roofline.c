@@ -461,33 +461,59 @@ static const roof_figures *figures_of(const char *isa, int threads) {
 bool bench_mix_grouped;
 
 /* The kernels' mix rates (roofline_kernel_mix), elements per second with all threads, measured
-   the first time a row asks: one per kernel, ISA and entry of g_threads. */
+   the first time a row asks: one per kernel, ISA and entry of g_threads; `rechecked` once
+   measured again (roofline_recheck_mix). */
 #define MIX_CACHE 512
 static struct {
   const bench_mix_kernel *kernel;
   int t;
   double rate;
+  bool rechecked;
 } g_mix[MIX_CACHE];
 static int g_n_mix;
 
-double roofline_kernel_mix(const char *slot, const char *backend, int threads, double n) {
-  const isa_roof *r = isa_named(backend);
-  if (!r || !r->mix_kernels || !slot || n <= 0) return 0;
-  const bench_mix_kernel *k = r->mix_kernels;
-  while (k->slot && !(strcmp(k->slot, slot) == 0 && strcmp(k->isa, backend) == 0)) k++;
-  if (!k->slot) return 0;
-  int t = figures_index(threads); /* measured as the rates were, at that thread count */
-  for (int i = 0; i < g_n_mix; i++)
-    if (g_mix[i].kernel == k && g_mix[i].t == t) return n / g_mix[i].rate;
-  double rate = 0; /* the better of the two orders (roofline_isa.h) */
+/* The better of the two orders' rates (roofline_isa.h) for kernel k at thread entry t. */
+static double mix_rate(const bench_mix_kernel *k, int t) {
+  double rate = 0;
   for (int grouped = 0; grouped < 2; grouped++) {
     bench_mix_grouped = grouped;
     rate = fmax(rate, loop_rate(k->probe, g_threads[t], g_quick));
   }
-  if (rate <= 0) return 0;
-  if (g_n_mix < MIX_CACHE)
-    g_mix[g_n_mix].kernel = k, g_mix[g_n_mix].t = t, g_mix[g_n_mix++].rate = rate;
-  return n / rate;
+  bench_mix_grouped = false;
+  return rate;
+}
+
+/* The cache entry of slot's kernel on isa at `threads` threads, measured if new; -1 where the
+   table has no such kernel or the roofline was not measured. */
+static int mix_entry(const char *slot, const char *isa, int threads) {
+  const isa_roof *r = isa_named(isa);
+  if (!r || !r->mix_kernels || !slot) return -1;
+  const bench_mix_kernel *k = r->mix_kernels;
+  while (k->slot && !(strcmp(k->slot, slot) == 0 && strcmp(k->isa, isa) == 0)) k++;
+  if (!k->slot) return -1;
+  int t = figures_index(threads); /* measured as the rates were, at that thread count */
+  for (int i = 0; i < g_n_mix; i++)
+    if (g_mix[i].kernel == k && g_mix[i].t == t) return i;
+  if (g_n_mix == MIX_CACHE) return -1;
+  g_mix[g_n_mix].kernel = k, g_mix[g_n_mix].t = t, g_mix[g_n_mix].rate = mix_rate(k, t);
+  g_mix[g_n_mix].rechecked = false;
+  return g_n_mix++;
+}
+
+double roofline_kernel_mix(const char *slot, const char *isa, int threads, double n) {
+  int i = mix_entry(slot, isa, threads);
+  return i >= 0 && g_mix[i].rate > 0 && n > 0 ? n / g_mix[i].rate : 0;
+}
+
+bool roofline_recheck_mix(const char *slot, const char *isa, int threads) {
+  int i = mix_entry(slot, isa, threads);
+  if (i < 0 || g_mix[i].rechecked) return false;
+  g_mix[i].rechecked = true;
+  double rate = mix_rate(g_mix[i].kernel, g_mix[i].t);
+  if (rate <= g_mix[i].rate) return false;
+  g_mix[i].rate = rate;
+  g_raised++;
+  return true;
 }
 
 roof_verdict roofline_judge(const char *isa, int threads, const roof_work *w) {

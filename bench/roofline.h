@@ -21,11 +21,14 @@ const char *roofline_isa_of(const char *backend);
    roofline was not measured. The level is filled in either way. */
 roof_verdict roofline_judge(const char *isa, int threads, const roof_work *w);
 /* The least time n elements of a kernel (`slot`, as bench/kernel_issued.inc names it) take on
-   `backend`'s vector pipes with `threads` threads: its main loop's vector instructions, each
+   isa's vector pipes with `threads` threads: its main loop's vector instructions, each
    independent of the others, measured on the spot the first time a row asks (the mix probe,
-   roofline_isa.h) and kept: roof_work.mix_s. 0 where not measured (a kernel or ISA the table does
-   not count, the roofline off). */
-double roofline_kernel_mix(const char *slot, const char *backend, int threads, double n);
+   roofline_isa.h), at the thread count whose figures serve `threads`, and kept: roof_work.mix_s.
+   0 where not measured (a kernel or ISA the table does not count, the roofline off). */
+double roofline_kernel_mix(const char *slot, const char *isa, int threads, double n);
+/* A row beat its kernel's mix by more than ROOF_MODEL_ERROR_PCT: measures that mix again, once per
+   run, keeping the better; returns whether it rose (counted by roofline_raised). */
+bool roofline_recheck_mix(const char *slot, const char *isa, int threads);
 /* A row beat its bound by more than ROOF_MODEL_ERROR_PCT: the figures it was judged on may have
    been measured low (on a shared machine, the start-up second can be a bad one). Measures the
    peak (compute) or the two curve points around footprint of isa at `threads` again, each at

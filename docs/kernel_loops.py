@@ -452,9 +452,38 @@ def table(neon_dir, avx2_dir):
     return "\n".join(rows) + "\n"
 
 
+# What the bench's mix probes (bench/roofline_probes.inc, MIX_KERNEL) fold at compile time: at
+# most MIX_VECTOR_MAX classified instructions a vector, a whole number of each, and none of a
+# class the ISA lacks (AVX2 has no vscalefps, no vpternlogd).
+MIX_VECTOR_MAX = 96
+MIX_ABSENT = {"avx2": ("scalef", "ternlog"), "avx512": ()}
+
+
+def mix_problems(text):
+    names = [name for name, _ in CLASSES]
+    problems = []
+    for m in re.finditer(r'KERNEL_ISSUED\("(\w+)", "(\w+)", ([^)]*)\)', text):
+        slot, isa, cells = m.group(1), m.group(2), [float(c) for c in m.group(3).split(",")]
+        vn = 16 if isa == "avx512" else 8
+        per_vector = [c * vn for c in cells[1:]]
+        if any(abs(c - round(c)) > 1e-6 for c in per_vector):
+            problems.append(f"{slot}/{isa}: not a whole number of each class a vector")
+        if sum(per_vector) > MIX_VECTOR_MAX + 1e-6:
+            problems.append(f"{slot}/{isa}: {sum(per_vector):.0f} instructions a vector, more than "
+                            f"the mix probes' {MIX_VECTOR_MAX}")
+        for cls in MIX_ABSENT[isa]:
+            if per_vector[names.index(cls)] > 0:
+                problems.append(f"{slot}/{isa}: {cls}, a class the ISA lacks")
+    return problems
+
+
 def main(argv):
     if len(argv) == 5 and argv[1] in ("--issued", "--check-issued"):
         text = issued_table(argv[3], argv[4])
+        problems = mix_problems(text)
+        if problems:
+            sys.exit("the bench's mix probes cannot take these rows (raise MIX_VECTOR_MAX here and "
+                     "in bench/roofline_probes.inc with its unrolling):\n" + "\n".join(problems))
         if argv[1] == "--issued":
             open(argv[2], "w").write(text)
             return
