@@ -135,24 +135,12 @@ PAIR(ternlog, EACHF_, PF_, 1, EACH4_, 4, 1, TERNLOG_)
 
 PAIR_RATIO_FUNCTION
 
-/* The mix probes (roofline_isa.h): every class's issue-probe instruction, but one conversion
-   (int32 to float) where the cvt probe runs two. */
+/* The mix probes (roofline_mix_table.inc): every class's issue-probe instruction, but one
+   conversion (int32 to float) where the cvt probe runs two. */
 #define RP_ISA "avx512"
 #define CVT1_(x, j) _mm512_cvtepi32_ps(_mm512_castps_si512(x))
-/* clang-format off */
-#define MIX_OPS_(X) \
-  X(fma, FMA_) X(fadd, FADD_) X(minmax, MINMAX_) X(fcmp, FCMP_) X(blend, BLEND_) \
-  X(shuffle, SHUFFLE_) X(shift, SHIFT_) X(logic, LOGIC_) X(cvt, CVT1_) X(round, ROUND_) \
-  X(div, DIV_) X(sqrt, SQRT_) X(scalef, SCALEF_) X(ternlog, TERNLOG_)
-/* clang-format on */
-#define KERNEL_ISSUED(slot, isa, insns, ...) MIX_KERNEL(__LINE__, isa, __VA_ARGS__)
-#include "kernel_issued.inc"
-#undef KERNEL_ISSUED
-const bench_mix_kernel RP_FN(bench_mix_kernels)[] = {
-#define KERNEL_ISSUED(slot, isa, insns, ...) MIX_ROW_(__LINE__, slot, isa)
-#include "kernel_issued.inc"
-#undef KERNEL_ISSUED
-    {NULL, NULL, NULL}};
+#define MIX_OPS_(X) MIX_OPS_COMMON_(X) X(scalef, SCALEF_) X(ternlog, TERNLOG_)
+#include "roofline_mix_table.inc"
 
 /* The combined rate's second mix: FMAs, additions and integer logic in independent chains
    (10, 8 and 6 of them). */
