@@ -36,10 +36,11 @@ bool roofline_recheck_mix(const char *slot, const char *isa, int threads);
    judged again. roofline_raised() counts the figures raised so. */
 bool roofline_recheck(const char *isa, int threads, double footprint, bool compute);
 int roofline_raised(void);
-/* After the rows: the FMA peak and the issue rates of every ISA and thread count measured once
-   more, and how far the best new figure lies above the one the rows were judged on (0.1: 10%
-   above; 0 when none rose or nothing was measured). The rows' compute- and issue-bound
-   percentages read that much high at most: the start-up samples ran on a busier machine. */
+/* After the rows: the FMA peak and the issue rates of every ISA and thread count, and every
+   kernel's mix a row asked for, measured once more, and how far the best new figure lies above the
+   one the rows were judged on (0.1: 10% above; 0 when none rose or nothing was measured). The rows'
+   compute- and issue-bound percentages read that much high at most: the start-up samples ran on a
+   busier machine. */
 double roofline_compute_drift(void);
 /* Adds the measured figures to the JSON context and to the table's header. */
 void roofline_publish(void);
