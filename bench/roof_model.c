@@ -200,7 +200,6 @@ roof_work roof_tape_work(const roof_work *fwd, const roof_work *bwd, double seed
     w.flops += bwd->flops;
     w.insns += bwd->insns;
     for (int k = 0; k < ROOF_N_CLASSES; k++) w.cls[k] += bwd->cls[k];
-    w.mix_s += bwd->mix_s;
     w.read += bwd->read;
     w.written += bwd->written;
     w.written_in_place += bwd->written_in_place;

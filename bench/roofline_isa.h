@@ -55,10 +55,11 @@ ROOF_ISSUE_CLASSES(ROOFLINE_PAIR_DECL_)
 #undef ROOFLINE_PAIR_DECL_
 
 /* The mix probes (docs/bench.md, "A kernel's own mix"), one per kernel of bench/kernel_issued.inc
-   and ISA: iters rounds of one vector's instructions of the kernel's main loop, class by class as
-   the table counts them (each class's issue-probe instruction; a single conversion for cvt), every
-   one independent of the others and the classes interleaved: the least time that loop's vector
-   instructions take on this machine's pipes, in the better of two orders (bench_mix_grouped).
+   and ISA: iters rounds of the kernel's main-loop instructions for as many vectors as make 64 or
+   more, class by class as the table counts them (each class's issue-probe instruction; a single
+   conversion for cvt), every one independent of the others, the classes interleaved or one after
+   another (bench_mix_grouped; the caller takes the faster): the least time that loop's vector
+   instructions take on this machine's pipes.
    Each returns the elements its rounds stand for, or 0 for another ISA's row. The tables end
    with a NULL slot. */
 typedef struct bench_mix_kernel {

@@ -308,7 +308,7 @@ Test(roof_model, fma_pipes) {
 
 /* The kernel's own mix, where measured, takes the FMA pipes' place: it binds when it is the
    largest term ("mix"), whether the pairs' estimate was larger or smaller, and a per-class or
-   total term above it still binds. A tape row's mix is its kernels' mixes added. */
+   total term above it still binds. */
 Test(roof_model, own_mix) {
   roof_caches c = roof_choose_caches(k_sysfs, k_cpuid);
   roof_figures f = {.peak = 100e9, .issue = 8e9, .n = 1};
@@ -336,11 +336,4 @@ Test(roof_model, own_mix) {
   v = roof_judge(&f, &c, 1, &w);
   cr_expect_float_eq(v.issue_s, 750e-9, 1e-15);
   cr_expect_eq(v.issue_class, ROOF_FMA_PIPES);
-
-  roof_work fwd = w, bwd = w;
-  fwd.mix_s = 300e-9, bwd.mix_s = 200e-9;
-  roof_work tape = roof_tape_work(&fwd, &bwd, 4e3, false);
-  cr_expect_float_eq(tape.mix_s, 500e-9, 1e-15);
-  tape = roof_tape_work(&fwd, &bwd, 4e3, true); /* the gradient a view: no backward kernel */
-  cr_expect_float_eq(tape.mix_s, 300e-9, 1e-15);
 }

@@ -464,7 +464,7 @@ def mix_problems(text):
     problems = []
     for m in re.finditer(r'KERNEL_ISSUED\("(\w+)", "(\w+)", ([^)]*)\)', text):
         slot, isa, cells = m.group(1), m.group(2), [float(c) for c in m.group(3).split(",")]
-        vn = 16 if isa == "avx512" else 8
+        vn = {"avx2": X86.vn, "avx512": X86_512.vn}[isa]
         per_vector = [c * vn for c in cells[1:]]
         if any(abs(c - round(c)) > 1e-6 for c in per_vector):
             problems.append(f"{slot}/{isa}: not a whole number of each class a vector")
