@@ -197,15 +197,6 @@ static inline vf vldexp(vf x, vf n) {
 static inline vf vldexp_floor(vf x, vf n) {
   return vldexp(x, _mm256_round_ps(n, _MM_FROUND_TO_NEG_INF | _MM_FROUND_NO_EXC));
 }
-/* |mag| with the sign bit of sgn. */
-static inline vf vcopysign(vf mag, vf sgn) {
-  vf sign = _mm256_set1_ps(-0.0f);
-  return _mm256_or_ps(_mm256_andnot_ps(sign, mag), _mm256_and_ps(sign, sgn));
-}
-/* vcopysign for a mag whose sign bit is clear: two operations instead of three. */
-static inline vf vcopysign_pos(vf mag, vf sgn) {
-  return _mm256_or_ps(mag, _mm256_and_ps(_mm256_set1_ps(-0.0f), sgn));
-}
 
 /* 32-bit integer lanes for counter-based hashing (simd_dropout.inc). */
 static inline vbits_t vbits_set1(uint32_t x) { return _mm256_set1_epi32((int)x); }

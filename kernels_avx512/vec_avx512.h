@@ -161,13 +161,6 @@ static inline vf vldexp(vf x, vf n) { return _mm512_scalef_ps(x, n); }
 static inline vf vldexp_floor(vf x, vf n) {
   return _mm512_scalef_ps(x, n); /* scalef takes floor(n) itself */
 }
-/* |mag| with the sign bit of sgn. */
-static inline vf vcopysign(vf mag, vf sgn) {
-  vf sign = _mm512_set1_ps(-0.0f);
-  return _mm512_or_ps(_mm512_andnot_ps(sign, mag), _mm512_and_ps(sign, sgn));
-}
-/* vcopysign for a mag whose sign bit is clear; one vpternlogd either way. */
-static inline vf vcopysign_pos(vf mag, vf sgn) { return vcopysign(mag, sgn); }
 
 /* 32-bit integer lanes for counter-based hashing (simd_dropout.inc). */
 static inline vbits_t vbits_set1(uint32_t x) { return _mm512_set1_epi32((int)x); }

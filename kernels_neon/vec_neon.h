@@ -209,10 +209,6 @@ static inline vf vldexp_i_(vf x, int32x4_t ni) {
 static inline vf vldexp(vf x, vf n) { return vldexp_i_(x, vcvtnq_s32_f32(n)); }
 /* x * 2^floor(n): FCVTMS rounds toward -inf as it converts. */
 static inline vf vldexp_floor(vf x, vf n) { return vldexp_i_(x, vcvtmq_s32_f32(n)); }
-/* |mag| with the sign bit of sgn. */
-static inline vf vcopysign(vf mag, vf sgn) { return vbslq_f32(vdupq_n_u32(0x80000000u), sgn, mag); }
-/* vcopysign for a mag whose sign bit is clear; one bit select either way. */
-static inline vf vcopysign_pos(vf mag, vf sgn) { return vcopysign(mag, sgn); }
 
 /* 32-bit integer lanes for counter-based hashing (simd_dropout.inc). */
 static inline vbits_t vbits_set1(uint32_t x) { return vdupq_n_u32(x); }
