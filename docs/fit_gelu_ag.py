@@ -1,25 +1,31 @@
 #!/usr/bin/env python3
-"""The table behind gelu's a G(a) on AVX-512 and NEON (kernels_simd/simd_math.inc,
-sg_gelu_ag_tab_): a G(a) = a erfcx(a / sqrt 2) / 2, gelu's factor, as 16 polynomials of degree 6
-in the offset f from the left edge of each interval of a + 1 that the index picks (its exponent
-and top two mantissa bits: widths 1/4 on [0, 1), 1/2 on [1, 3), 1 on [3, 7), 2 on [7, 15)).
+"""The tables behind gelu's a G(a) (kernels_simd/simd_math.inc): a G(a) = a erfcx(a / sqrt 2) / 2,
+gelu's factor, as polynomials in the offset f from the left edge of each interval of a + 1 that
+the index picks. NEON's sg_gelu_ag_tab_: 16 polynomials of degree 6, the index the exponent and
+top two mantissa bits (widths 1/4 on [0, 1), 1/2 on [1, 3), 1 on [3, 7), 2 on [7, 15)).
+AVX-512's sg_gelu_ag_tab32_ (--lanes 32): 32 of degree 5, one mantissa bit more (widths 1/8,
+1/4, 1/2, 1); degree 4 would reach 3.1e-7 on [0, 1/8), where the constant is held at 0.
 Near-minimax in relative error (weighted least squares in double against mpmath, Lawson's
 reweighting), the coefficients rounded to float one at a time from the top with the rest refitted,
 and on [0, 1/4) the constant held at 0 (f = a there), so that a G keeps its relative accuracy as
-a -> 0. Prints the table in the kernel's lane order (lane (12 + i) & 15 holds interval i) and each
-interval's error with the Horner evaluation rounded to float at every FMA.
+a -> 0. Prints the table in the kernel's lane order (the index's low bits: 1.0 has 12 there of 16,
+24 of 32) and each interval's error with the Horner evaluation rounded to float at every FMA.
 
-    python3 docs/fit_gelu_ag.py
+    python3 docs/fit_gelu_ag.py [--lanes 32]
 
 Needs numpy and mpmath. Result (2026-12-04): at most 8.7e-8 relative (on [0.75, 1)) including the
-evaluation's own rounding; docs/accuracy.md's sweep measures the kernel at 2.06 ulp.
+evaluation's own rounding; docs/accuracy.md's sweep measures the kernel at 2.06 ulp. With --lanes
+32 (2026-12-06): at most 9.4e-8 (on [0, 1/8)).
 """
+import sys
+
 import mpmath as mp
 import numpy as np
 
 mp.mp.dps = 40
 F32 = np.float32
-DEGREE = 6
+LANES = 32 if sys.argv[1:] == ["--lanes", "32"] else 16
+DEGREE = 5 if LANES == 32 else 6
 
 
 def ag(a):
@@ -28,15 +34,14 @@ def ag(a):
 
 
 def interval(lane):
-    """[start, end) of a for a table lane (the index is bits(a + 1) >> 21, low 4 bits)."""
-    if lane >= 12:
-        m = lane - 12
-        return m / 4, (m + 1) / 4
-    if lane < 4:
-        return 1 + lane / 2, 1.5 + lane / 2
-    if lane < 8:
-        return 3.0 + (lane - 4), 4.0 + (lane - 4)
-    return 7.0 + 2 * (lane - 8), min(9.0 + 2 * (lane - 8), 14.8)
+    """[start, end) of a for a table lane (the index is bits(a + 1) >> 21, low 4 bits, or >> 20,
+    low 5 bits: a's interval in [0, 1), [1, 3), [3, 7) or [7, 15) and a quarter or an eighth of
+    it)."""
+    per = LANES // 4
+    group, m = divmod((lane + per) % LANES, per)  # 1.0 (a = 0) has 3 per there
+    s, length = ((0.0, 1.0), (1.0, 2.0), (3.0, 4.0), (7.0, 8.0))[group]
+    w = length / per
+    return s + m * w, min(s + (m + 1) * w, 14.8)
 
 
 def fit(f, y, fixed):
@@ -63,8 +68,8 @@ def horner_f32(c, f):
 
 
 def main():
-    table = np.zeros((DEGREE + 1, 16))
-    for lane in range(16):
+    table = np.zeros((DEGREE + 1, LANES))
+    for lane in range(LANES):
         s, e = interval(lane)
         n = 400  # Chebyshev points of the interval
         a = (s + e) / 2 + (e - s) / 2 * np.cos(np.pi * (np.arange(n) + 0.5) / n)

@@ -73,6 +73,8 @@ static inline vf vlookup8(const float *t, vbits_t idx) {
    stored in the table). */
 #define SG_VEC_PREFER_LOOKUP8 1
 #define SG_VEC_PREFER_BIT_SCALING 1
+/* No vlookup32 here (it would be four vpermps and three blends). */
+#define SG_VEC_PREFER_LOOKUP32 0
 /* Vector registers the compiler can allocate: how much state a staged loop (simd_unary.inc) can
    keep without spilling. */
 #define SG_VEC_REGISTERS 16

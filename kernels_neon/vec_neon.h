@@ -106,6 +106,9 @@ static inline vf vlookup8(const float *t, vbits_t idx) {
    "capabilities"). */
 #define SG_VEC_PREFER_LOOKUP8 0
 #define SG_VEC_PREFER_BIT_SCALING 0
+/* No vlookup32 here: a TBL over four registers and a TBX over four more each time, against one
+   TBL for vlookup16. */
+#define SG_VEC_PREFER_LOOKUP32 0
 /* Vector registers the compiler can allocate: how much state a staged loop (simd_unary.inc) can
    keep without spilling. */
 #define SG_VEC_REGISTERS 32
