@@ -132,6 +132,14 @@ typedef struct bench_work {
    count. Such a row's compute bound is the kernel's own rate with its data in cache. */
 bool bench_kernel_opaque(const char *slot, const char *backend);
 
+/* "plain" or "staged": the loops the library runs for the unary kernels that have both
+   (engine/cpu.h's sg__cpu_plain_loops, from SIMDGRAD_UNARY_LOOPS and the CPU, as the engine
+   decides). */
+const char *bench_unary_loops(void);
+/* The name of slot's kernel on backend in bench/kernel_issued.inc and the mix probes: slot, or
+   "<slot>_plain" where the library runs that plain loop (bench_unary_loops). */
+const char *bench_issued_slot(const char *slot, const char *backend);
+
 /* Adds n times the vector instructions per element that slot's kernel issues on backend, in all
    to *insns and per class to cls[], from bench/kernel_issued.inc (generated from the objects by
    docs/kernel_loops.py --issued); false (adding nothing) for a kernel it does not count: the

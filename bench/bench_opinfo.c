@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "bench.h"
+#include "engine/cpu.h"
 #include "opinfo.h"
 
 void bench_op_range(const char *op, int i, float *lo, float *hi) {
@@ -79,9 +80,30 @@ static const struct {
 #undef KERNEL_ISSUED
 };
 
+const char *bench_unary_loops(void) {
+  static const char *form;
+  if (!form) {
+    sg_cpu_info c = sg__cpu_detect();
+    bool known;
+    form = sg__cpu_plain_loops(&c, getenv("SIMDGRAD_UNARY_LOOPS"), &known) ? "plain" : "staged";
+  }
+  return form;
+}
+
+const char *bench_issued_slot(const char *slot, const char *backend) {
+  if (!slot || !backend || strcmp(bench_unary_loops(), "plain") != 0) return slot;
+  size_t len = strlen(slot);
+  for (size_t i = 0; i < sizeof k_issued / sizeof k_issued[0]; i++)
+    if (strncmp(k_issued[i].slot, slot, len) == 0 &&
+        strcmp(k_issued[i].slot + len, "_plain") == 0 && strcmp(k_issued[i].isa, backend) == 0)
+      return k_issued[i].slot;
+  return slot;
+}
+
 bool bench_kernel_issued(const char *slot, const char *backend, double n, double *insns,
                          double cls[ROOF_N_CLASSES]) {
   if (!backend || bench_kernel_opaque(slot, backend)) return false;
+  slot = bench_issued_slot(slot, backend);
   for (size_t i = 0; i < sizeof k_issued / sizeof k_issued[0]; i++)
     if (strcmp(k_issued[i].slot, slot) == 0 && strcmp(k_issued[i].isa, backend) == 0) {
       *insns += k_issued[i].insns * n;

@@ -181,7 +181,9 @@ static const char *human_bytes(double b, char *buf, size_t size) {
 static double mix_seconds(const bench_work *w) {
   double s = 0;
   for (int k = 0; k < 2; k++)
-    if (w->mix_slots[k]) s += roofline_kernel_mix(w->mix_slots[k], w->isa, w->threads, w->mix_n);
+    if (w->mix_slots[k])
+      s += roofline_kernel_mix(bench_issued_slot(w->mix_slots[k], w->isa), w->isa, w->threads,
+                               w->mix_n);
   return s;
 }
 
@@ -214,7 +216,9 @@ void bench_report(bench_state *st, const bench_work *w) {
     bool raised = false;
     if (v.issue_class == ROOF_MIX && v.issue_s >= v.seconds)
       for (int k = 0; k < 2; k++)
-        if (w->mix_slots[k]) raised |= roofline_recheck_mix(w->mix_slots[k], w->isa, w->threads);
+        if (w->mix_slots[k])
+          raised |=
+              roofline_recheck_mix(bench_issued_slot(w->mix_slots[k], w->isa), w->isa, w->threads);
     raised |= roofline_recheck(w->isa, w->threads, rw.footprint,
                                v.compute_s >= v.memory_s || v.issue_s >= v.memory_s);
     if (raised) { /* a figure rose: judged again */

@@ -16,6 +16,7 @@ void sg__backend_fill__avx2(sg_backend *b);
 #endif
 #ifdef SIMDGRAD_HAVE_AVX512
 void sg__backend_fill__avx512(sg_backend *b);
+void sg__backend_plain_loops__avx512(sg_backend *b);
 #endif
 #ifdef SIMDGRAD_HAVE_NEON
 void sg__backend_fill__neon(sg_backend *b);
@@ -33,6 +34,10 @@ static char g_features[256];
 static char g_init_problem[512]; /* environment settings start-up could not use, for sg_init */
 static atomic_bool g_debug;
 static pthread_once_t g_once = PTHREAD_ONCE_INIT;
+
+/* Plain or staged unary loops where an ISA has both (kernels_simd/simd_unary.inc): what
+   SIMDGRAD_UNARY_LOOPS says, else what the CPU prefers (sg__cpu_plain_loops). */
+static bool g_plain_loops;
 
 static int backend_index(const char *name) {
   for (int i = 0; i < BE_COUNT; i++)
@@ -59,6 +64,7 @@ static void build_tables(void) {
   if (g_available[BE_AVX512]) {
     g_tables[BE_AVX512] = g_tables[BE_AVX2];
     sg__backend_fill__avx512(&g_tables[BE_AVX512]);
+    if (g_plain_loops) sg__backend_plain_loops__avx512(&g_tables[BE_AVX512]);
     g_best = BE_AVX512;
   }
 #endif
@@ -72,9 +78,29 @@ static void build_tables(void) {
     if (g_available[i]) g_tables[i].name = k_names[i];
 }
 
+/* SIMDGRAD_UNARY_LOOPS=plain|staged, else the CPU's preference. False, with the problem in
+   `problem`, for a value that is neither (reported on stderr and by sg_init, as
+   SIMDGRAD_THREADS's). */
+static bool choose_unary_loops(char *problem, size_t size) {
+  const char *env = getenv("SIMDGRAD_UNARY_LOOPS");
+  bool known;
+  g_plain_loops = sg__cpu_plain_loops(&g_cpu, env, &known);
+  if (!known)
+    snprintf(problem, size, "SIMDGRAD_UNARY_LOOPS=%.64s is neither plain nor staged; using %s", env,
+             g_plain_loops ? "plain" : "staged");
+  return known;
+}
+
+const char *sg__unary_loops(void) {
+  sg__ensure_init();
+  return g_plain_loops ? "plain" : "staged";
+}
+
 static void init_once(void) {
   g_cpu = sg__cpu_detect();
   sg__cpu_describe(&g_cpu, g_features, sizeof g_features);
+  char loops[sizeof g_init_problem / 4];
+  bool loops_ok = choose_unary_loops(loops, sizeof loops);
   build_tables();
   int chosen = g_best;
   const char *env = getenv("SIMDGRAD_BACKEND");
@@ -100,6 +126,11 @@ static void init_once(void) {
     fprintf(stderr, "simdgrad: %s\n", memory);
     size_t used = strlen(g_init_problem);
     snprintf(g_init_problem + used, sizeof g_init_problem - used, "%s%s", used ? "; " : "", memory);
+  }
+  if (!loops_ok) {
+    fprintf(stderr, "simdgrad: %s\n", loops);
+    size_t used = strlen(g_init_problem);
+    snprintf(g_init_problem + used, sizeof g_init_problem - used, "%s%s", used ? "; " : "", loops);
   }
   const char *denv = getenv("SIMDGRAD_DEBUG");
   atomic_store(&g_debug, denv && *denv && strcmp(denv, "0") != 0);

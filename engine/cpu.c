@@ -18,6 +18,9 @@ sg_cpu_info sg__cpu_detect(void) {
   sg_cpu_info c;
   memset(&c, 0, sizeof c);
   unsigned a, b, cx, d;
+  if (!__get_cpuid(0, &a, &b, &cx, &d)) return c;
+  /* The vendor string is EBX, EDX, ECX: "Genu" "ineI" "ntel". */
+  c.intel = b == 0x756e6547u && d == 0x49656e69u && cx == 0x6c65746eu;
   if (!__get_cpuid(1, &a, &b, &cx, &d)) return c;
   c.sse42 = cx & (1u << 20);
   c.fma = cx & (1u << 12);
@@ -68,6 +71,14 @@ bool sg__cpu_can_avx2(const sg_cpu_info *c) { return c->avx && c->avx2 && c->fma
 bool sg__cpu_can_avx512(const sg_cpu_info *c) {
   return sg__cpu_can_avx2(c) && c->avx512f && c->avx512bw && c->avx512dq && c->avx512vl &&
          c->os_zmm;
+}
+
+bool sg__cpu_prefers_plain_loops(const sg_cpu_info *c) { return c->intel; }
+
+bool sg__cpu_plain_loops(const sg_cpu_info *c, const char *env, bool *known) {
+  *known = !env || !*env || strcmp(env, "plain") == 0 || strcmp(env, "staged") == 0;
+  if (env && *known && *env) return env[0] == 'p';
+  return sg__cpu_prefers_plain_loops(c);
 }
 
 void sg__cpu_describe(const sg_cpu_info *c, char *buf, unsigned size) {

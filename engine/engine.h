@@ -125,6 +125,9 @@ static inline bool sg__same_shape(const sg_tensor *a, const sg_tensor *b) {
 /* The current backend; never NULL (initialises on first use). */
 const sg_backend *sg__backend(void);
 void sg__ensure_init(void);
+/* "plain" or "staged": the loops the unary ops that have both run on (SIMDGRAD_UNARY_LOOPS, else
+   the CPU's preference; kernels_simd/simd_unary.inc). Only AVX-512 has both today. */
+const char *sg__unary_loops(void);
 
 /* Splits [0, n) into chunks of `grain` (the last may be shorter) and calls fn(lo, hi, arg) on
    each, across threads when there is more than one chunk. Chunk boundaries depend on n and

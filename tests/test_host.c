@@ -12,6 +12,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "engine/cpu.h"
 #include "engine/engine.h"
 #include "support.h"
 
@@ -532,6 +533,7 @@ static bool run_child(const char *env_args, const char *name, char *out, size_t 
   char cmd[2 * PATH_MAX];
   snprintf(cmd, sizeof cmd,
            "env -u BXFI_MAP -u SIMDGRAD_THREADS -u OMP_NUM_THREADS -u OMP_THREAD_LIMIT "
+           "-u SIMDGRAD_UNARY_LOOPS "
            "SG_HOST_CHILD=1 %s '%s' --filter 'host_env/%s' --jobs 1 2>&1",
            env_args, self, name);
   FILE *p = popen(cmd, "r");
@@ -595,6 +597,49 @@ Test(host_env, omp_thread_limit_caps_sg_threads) {
   sg__set_chunk_hook(NULL, NULL);
   cr_assert_eq(distinct_threads(), 1);
   sg_dispose(x);
+}
+
+/* SIMDGRAD_UNARY_LOOPS picks the plain or the staged loops of the unary kernels that have both
+   (AVX-512's exp and gelu); unset, the CPU's vendor does. */
+#if defined(__x86_64__)
+sg_unary_fn sg_f32_gelu__avx512, sg_f32_gelu_plain__avx512;
+#endif
+static void expect_unary_loops(const char *want) {
+  cr_assert_eq(sg_init(), SG_OK, "%s", sg_last_error());
+  cr_assert(strcmp(sg__unary_loops(), want) == 0, "loops %s, want %s", sg__unary_loops(), want);
+#if defined(__x86_64__)
+  const sg_backend *b = sg_backend_get("avx512");
+  if (b)
+    cr_assert(b->gelu ==
+                  (strcmp(want, "plain") == 0 ? sg_f32_gelu_plain__avx512 : sg_f32_gelu__avx512),
+              "the avx512 table's gelu is not its %s loop", want);
+#endif
+}
+
+Test(host_env, simdgrad_unary_loops_plain) {
+  IN_CHILD("SIMDGRAD_UNARY_LOOPS=plain", "simdgrad_unary_loops_plain");
+  expect_unary_loops("plain");
+}
+
+Test(host_env, simdgrad_unary_loops_staged) {
+  IN_CHILD("SIMDGRAD_UNARY_LOOPS=staged", "simdgrad_unary_loops_staged");
+  expect_unary_loops("staged");
+}
+
+Test(host_env, unset_unary_loops_follow_the_cpu) {
+  IN_CHILD("", "unset_unary_loops_follow_the_cpu");
+  sg_cpu_info c = sg__cpu_detect();
+  expect_unary_loops(sg__cpu_prefers_plain_loops(&c) ? "plain" : "staged");
+}
+
+Test(host_env, simdgrad_unary_loops_that_is_neither_is_an_error) {
+  IN_CHILD("SIMDGRAD_UNARY_LOOPS=fast", "simdgrad_unary_loops_that_is_neither_is_an_error");
+  cr_assert_eq(sg_init(), SG_ERR_ARG);
+  cr_assert(strstr(sg_last_error(), "SIMDGRAD_UNARY_LOOPS=fast is neither plain nor staged"), "%s",
+            sg_last_error());
+  sg_cpu_info c = sg__cpu_detect();
+  const char *want = sg__cpu_prefers_plain_loops(&c) ? "plain" : "staged";
+  cr_assert(strcmp(sg__unary_loops(), want) == 0, "loops %s, want %s", sg__unary_loops(), want);
 }
 
 /* ---- The caller's floating-point mode -------------------------------------------------------- */
