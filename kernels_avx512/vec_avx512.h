@@ -64,8 +64,9 @@ static inline vf vlookup8(const float *t, vbits_t idx) {
   return _mm512_permutexvar_ps(idx, _mm512_broadcast_f32x8(_mm256_load_ps(t)));
 }
 /* t[idx & 31] in each lane, t 64-byte aligned: one vpermt2ps over the table's two halves (it
-   overwrites one of its registers, so gcc copies a half held in a register first: a move the
-   renamer eliminates on the cores measured). */
+   overwrites one of its registers, so gcc copies a half held in a register first: a register
+   move, which took no pipe on the Intel Xeon measured; docs/kernels.md, "Twenty-third
+   landing"). */
 static inline vf vlookup32(const float *t, vbits_t idx) {
   return _mm512_permutex2var_ps(_mm512_load_ps(t), idx, _mm512_load_ps(t + 16));
 }
