@@ -72,7 +72,7 @@ static void transpose_family(void) {
       {8, {1, 2, 1, 3, 1, 2, 1, 2}, {7, 6, 5, 4, 3, 2, 1, 0}},
       /* From 2^21 floats y is written with non-temporal stores where its rows are aligned
          (offset 0 here), with plain ones where they are not (the other offsets, and 2049);
-         streamed through 128-row buffered strips, with 2064 x 1036 leaving 16 rows and 12
+         streamed through 64-row buffered strips, with 2064 x 1036 leaving 16 rows and 12
          columns to the tiles. */
       {2, {2048, 1040}, {1, 0}},
       {2, {2049, 1024}, {1, 0}},
