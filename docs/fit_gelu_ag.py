@@ -29,6 +29,9 @@ import numpy as np
 mp.mp.dps = 40
 F32 = np.float32
 ARGS = dict(zip(sys.argv[1::2], map(int, sys.argv[2::2])))
+if (len(sys.argv) % 2 == 0 or set(ARGS) - {"--lanes", "--degree"}
+        or ARGS.get("--lanes", 16) not in (8, 16, 32)):
+    sys.exit("usage: fit_gelu_ag.py [--lanes 8|16|32] [--degree D]")
 LANES = ARGS.get("--lanes", 16)
 DEGREE = ARGS.get("--degree", {8: 7, 16: 6, 32: 5}[LANES])
 
