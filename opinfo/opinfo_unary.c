@@ -330,9 +330,9 @@ const opinfo_unary opinfo_unary_table[] = {
      .sweep = {-20, 20},
      .bench_range = BENCH_ANY,
      /* SIMD, FMAs and multiplies on AVX-512 (the fewest): vgelu_parts_'s 18 (a G's 6, a log2e /
-        2, y, a / 2, j LN2_HI, r's 2, the polynomial's 6) and a G (1 + s), 19 (AVX2: 24, its G of
-        degree 8 times a, the scale a multiply); backward vgelu_grad_parts_, q, t, dy times it,
-        21. */
+        2, y, a / 2, j LN2_HI, r's 2, the polynomial's 6) and a G (1 + s), 19 (AVX2: 21, its a G
+        of degree 7 and the scale a multiply; 24 before 2026-12-06, its G of degree 8 times a);
+        backward vgelu_grad_parts_, q, t, dy times it, 21. */
      .flops = OPINFO_FLOPS_SIMD(OPINFO_TRANSC + 4, 2 * OPINFO_TRANSC + 6, 38, 42)},
     {.name = "sin",
      .ref = sin,
