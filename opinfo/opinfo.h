@@ -92,6 +92,17 @@ typedef struct opinfo_vs_double {
   double rtol, atol, brtol, batol;
 } opinfo_vs_double;
 
+/* What docs/accuracy.md promises of a kernel on every backend, in ulp against the double
+   reference: the forward over fwd_range, the backward's derivative (dy = 1) over bwd_range; 0 is
+   no promise. `accuracy_report --check` holds every backend to it on a stride of the floats of
+   each range (a ctest entry), so a kernel change that loosens a promise fails the tests. */
+typedef struct opinfo_promise {
+  double fwd;
+  opinfo_range fwd_range;
+  double bwd;
+  opinfo_range bwd_range;
+} opinfo_promise;
+
 /* ---- Unary ops: SG_FOR_EACH_UNARY_OP, SG_FOR_EACH_STEP_OP, leaky_relu and clip ---- */
 
 typedef struct opinfo_unary {
@@ -111,6 +122,7 @@ typedef struct opinfo_unary {
   opinfo_range sweep2;
   opinfo_range bench_range;
   opinfo_flops flops;
+  opinfo_promise promise;
 } opinfo_unary;
 
 /* ---- Binary ops: SG_FOR_EACH_BINARY_OP, SG_FOR_EACH_COMPARE_OP and where ---- */

@@ -122,7 +122,8 @@ const opinfo_unary opinfo_unary_table[] = {
      .conf = {.domain = {-100, 100}, .fwd = ULP(2), .bwd = EXACT},
      .sweep = {-104, 89},
      .bench_range = BENCH_ANY,
-     .flops = OPINFO_FLOPS_SIMD(OPINFO_TRANSC, 1, OPINFO_SIMD_EXP, 2) /* backward: dy y */},
+     .flops = OPINFO_FLOPS_SIMD(OPINFO_TRANSC, 1, OPINFO_SIMD_EXP, 2) /* backward: dy y */,
+     .promise = {.fwd = 1, .fwd_range = {-104, 89}}},
     {.name = "expm1",
      .ref = expm1,
      .dref = dref_exp,
@@ -136,7 +137,8 @@ const opinfo_unary opinfo_unary_table[] = {
      .sweep = {-104, 89},
      .bench_range = BENCH_ANY,
      /* SIMD: vexpm1; backward dy (y + 1). */
-     .flops = OPINFO_FLOPS_SIMD(OPINFO_TRANSC, 2, OPINFO_SIMD_EXPM1, 2)},
+     .flops = OPINFO_FLOPS_SIMD(OPINFO_TRANSC, 2, OPINFO_SIMD_EXPM1, 2),
+     .promise = {.fwd = 1.5, .fwd_range = {-104, 89}}},
     {.name = "log",
      .ref = log,
      .dref = dref_log,
@@ -278,7 +280,8 @@ const opinfo_unary opinfo_unary_table[] = {
      .bench_range = BENCH_ANY,
      /* SIMD: vexp_2p64_ (vexp's 7 FMAs and multiplies; AVX-512 scales by vscalefps, AVX2 and
         NEON by one more multiply); backward dy y (1 - y). */
-     .flops = OPINFO_FLOPS_SIMD(OPINFO_TRANSC + 2, 3, OPINFO_SIMD_EXP, 4)},
+     .flops = OPINFO_FLOPS_SIMD(OPINFO_TRANSC + 2, 3, OPINFO_SIMD_EXP, 4),
+     .promise = {.fwd = 2.9, .fwd_range = {-104, 104}}},
     {.name = "tanh",
      .ref = tanh,
      .dref = dref_tanh,
@@ -295,7 +298,8 @@ const opinfo_unary opinfo_unary_table[] = {
      .bench_range = BENCH_ANY,
      /* SIMD: vtanh's 10 FMAs and multiplies (y, h, 6 in the polynomial, 1 - 2^k, num);
         backward dy (1 - y)(1 + y). */
-     .flops = OPINFO_FLOPS_SIMD(OPINFO_TRANSC, 3, 20, 4)},
+     .flops = OPINFO_FLOPS_SIMD(OPINFO_TRANSC, 3, 20, 4),
+     .promise = {.fwd = 2.5, .fwd_range = {-20, 20}}},
     {.name = "softplus",
      .ref = ref_softplus,
      .dref = ref_sigmoid,
@@ -333,7 +337,9 @@ const opinfo_unary opinfo_unary_table[] = {
         2, y, a / 2, j LN2_HI, r's 2, the polynomial's 6) and a G (1 + s), 19 (AVX2: 21, its a G
         of degree 7 and the scale a multiply; 24 before 2026-12-06, its G of degree 8 times a);
         backward vgelu_grad_parts_, q, t, dy times it, 21. */
-     .flops = OPINFO_FLOPS_SIMD(OPINFO_TRANSC + 4, 2 * OPINFO_TRANSC + 6, 38, 42)},
+     .flops = OPINFO_FLOPS_SIMD(OPINFO_TRANSC + 4, 2 * OPINFO_TRANSC + 6, 38, 42),
+     /* gelu' cancels near its zero at -0.75: promised on [-20, -1]. */
+     .promise = {.fwd = 2.7, .fwd_range = {-20, 20}, .bwd = 3.3, .bwd_range = {-20, -1}}},
     {.name = "sin",
      .ref = sin,
      .dref = dref_sin,

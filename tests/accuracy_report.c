@@ -3,6 +3,8 @@
  *
  *   accuracy_report [--points N]      (N sweep points per op, default 2^20)
  *   accuracy_report --every-float OP LO HI   (unary OP on every float of [LO, HI], one row)
+ *   accuracy_report --check N   (every backend against the op-info rows' promises, on about N
+ *                                floats of each promised range; exits 1 if one is broken)
  *
  * Unary ops are swept over their useful domain: half the points evenly spaced in the float
  * encoding between lo and hi (so every binade gets its share: values near 0, denormals and
@@ -19,8 +21,9 @@
  * (2^-149 in the denormals and at 0). A result that should be NaN or +-inf and is not (or the
  * reverse) counts as infinite error, and the table shows where. The unary and binary ops'
  * double references and swept domains are their op-info rows' (opinfo/), and so are the row
- * ops' (opinfo_row_ref: reductions, argmax / argmin, the softmax family, cross-entropy). Not a
- * test: it only measures; tests/test_conformance_*.c and the per-family tests hold the bounds. */
+ * ops' (opinfo_row_ref: reductions, argmax / argmin, the softmax family, cross-entropy). The
+ * tables only measure: tests/test_conformance_*.c and the per-family tests hold the kernels to
+ * the scalar backend, and --check (a ctest entry) to the bounds docs/accuracy.md promises. */
 #include <float.h>
 #include <math.h>
 #include <stdint.h>
@@ -201,33 +204,83 @@ static void report_unary(const uslot *u, const usweep *sw) {
   free(dx);
 }
 
-/* One unary op on every backend over every float of [lo, hi] (--every-float), in chunks: the
-   sweeps above take 2^20 points, which can miss an op's worst input. dy is 1, so the backward
-   columns measure the derivative itself, the figure docs/accuracy.md promises. */
-static int report_unary_every_float(const char *name, float lo, float hi) {
-  const uslot *u = NULL;
+static const uslot *unary_slot(const char *name) {
   for (size_t i = 0; i < sizeof k_unary / sizeof k_unary[0]; i++)
-    if (strcmp(k_unary[i].name, name) == 0) u = &k_unary[i];
+    if (strcmp(k_unary[i].name, name) == 0) return &k_unary[i];
+  return NULL;
+}
+
+/* Adds every stride-th float of [lo, hi], from lo, to w, in chunks, with dy = 1,
+   so that the backward columns measure the derivative itself, the figure docs/accuracy.md
+   promises. */
+static void measure_unary_floats(const uslot *u, const opinfo_unary *r, float lo, float hi,
+                                 int64_t stride, uworst *w) {
+  enum { CHUNK = 1 << 22 };
+  float *x = fmalloc(CHUNK), *y = fmalloc(CHUNK), *dy = fmalloc(CHUNK), *dx = fmalloc(CHUNK);
+  int64_t k = ordered(lo), last = ordered(hi);
+  while (k <= last) {
+    size_t n = 0;
+    for (; n < CHUNK && k <= last; n++, k += stride) x[n] = from_ordered(k), dy[n] = 1.0f;
+    measure_unary(u, r, x, dy, y, dx, n, w);
+  }
+  free(x);
+  free(y);
+  free(dy);
+  free(dx);
+}
+
+/* One unary op on every backend over every float of [lo, hi] (--every-float): the sweeps above
+   take 2^20 points, which can miss an op's worst input. */
+static int report_unary_every_float(const char *name, float lo, float hi) {
+  const uslot *u = unary_slot(name);
   const opinfo_unary *r = u ? opinfo_unary_find(name) : NULL;
   if (!r || !(lo <= hi)) {
     fprintf(stderr, "accuracy_report: --every-float needs a unary op and lo <= hi\n");
     return 2;
   }
-  enum { CHUNK = 1 << 22 };
-  float *x = fmalloc(CHUNK), *y = fmalloc(CHUNK), *dy = fmalloc(CHUNK), *dx = fmalloc(CHUNK);
   uworst w = {0};
-  int64_t last = ordered(hi);
-  for (int64_t k = ordered(lo); k <= last; k += CHUNK) {
-    size_t n = last - k + 1 < CHUNK ? (size_t)(last - k + 1) : CHUNK;
-    for (size_t i = 0; i < n; i++) x[i] = from_ordered(k + (int64_t)i), dy[i] = 1.0f;
-    measure_unary(u, r, x, dy, y, dx, n, &w);
-  }
+  measure_unary_floats(u, r, lo, hi, 1, &w);
   print_unary_row(name, (opinfo_range){lo, hi}, u, r, &w);
-  free(x);
-  free(y);
-  free(dy);
-  free(dx);
   return 0;
+}
+
+/* One promise on backend b: prints its line, returns whether it holds. */
+static bool check_one(const char *what, opinfo_range range, double promise, const worst *w, int b) {
+  bool ok = w->err <= promise;
+  printf("%-6s %-8s on [%g, %g], %-6s %.2f ulp, promised %.2f", ok ? "ok" : "BROKEN", what,
+         range.lo, range.hi, g_be[b]->name, w->err, promise);
+  if (!ok) printf(", at x = %.9g", w->at);
+  printf("\n");
+  return ok;
+}
+
+/* --check: every backend against each op-info row's promise (opinfo_promise), on about
+   `points` floats of each promised range spread evenly over its encoding (every binade gets its
+   share). Returns 1 if any promise is broken. */
+static int check_promises(size_t points) {
+  int broken = 0, checked = 0;
+  for (size_t i = 0; i < sizeof k_unary / sizeof k_unary[0]; i++) {
+    const opinfo_unary *r = opinfo_unary_find(k_unary[i].name);
+    if (!r || !(r->promise.fwd > 0 || r->promise.bwd > 0)) continue;
+    const opinfo_promise *p = &r->promise;
+    char what[40];
+    for (int dir = 0; dir < 2; dir++) {
+      double bound = dir ? p->bwd : p->fwd;
+      opinfo_range range = dir ? p->bwd_range : p->fwd_range;
+      if (!(bound > 0)) continue;
+      int64_t count = ordered(range.hi) - ordered(range.lo) + 1;
+      int64_t stride = count / (int64_t)points;
+      /* Odd, so that the sample is not one residue class of the low bits. */
+      stride = stride > 1 ? stride | 1 : 1;
+      uworst w = {0};
+      measure_unary_floats(&k_unary[i], r, range.lo, range.hi, stride, &w);
+      snprintf(what, sizeof what, "%s%s", r->name, dir ? "'" : "");
+      for (int b = 0; b < g_nbe; b++, checked++)
+        broken += !check_one(what, range, bound, dir ? &w.b[b] : &w.f[b], b);
+    }
+  }
+  printf("%d of %d promises kept\n", checked - broken, checked);
+  return broken || !checked;
 }
 
 /* leaky_relu and clip (at their op-info rows' parameters): exact ops, measured the same way. */
@@ -616,6 +669,7 @@ static void header(const char *first, const char *second, int groups, const char
 int main(int argc, char **argv) {
   const char *every = NULL;
   float every_lo = 0, every_hi = 0;
+  size_t check_points = 0;
   for (int i = 1; i < argc; i++) {
     if (strcmp(argv[i], "--points") == 0 && i + 1 < argc)
       g_points = (size_t)strtoull(argv[++i], NULL, 0);
@@ -623,14 +677,21 @@ int main(int argc, char **argv) {
       every = argv[++i];
       every_lo = strtof(argv[++i], NULL);
       every_hi = strtof(argv[++i], NULL);
+    } else if (strcmp(argv[i], "--check") == 0 && i + 1 < argc) {
+      check_points = (size_t)strtoull(argv[++i], NULL, 0);
+      if (!check_points) {
+        fprintf(stderr, "accuracy_report: --check needs a number of points\n");
+        return 2;
+      }
     } else {
-      fprintf(stderr, "usage: %s [--points N] [--every-float OP LO HI]\n", argv[0]);
+      fprintf(stderr, "usage: %s [--points N] [--every-float OP LO HI] [--check N]\n", argv[0]);
       return 2;
     }
   }
   if (sg_init() != SG_OK) return 1;
   for (int i = 0; i < 4; i++)
     if ((g_be[g_nbe] = sg_backend_get(k_names[i]))) g_nbe++;
+  if (check_points) return check_promises(check_points);
   if (every) {
     static const char *const eg[3] = {"fwd", "bwd (dy = 1)", "bwd from y (dy = 1)"};
     header("op", "every float of", 3, eg);

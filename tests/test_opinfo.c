@@ -28,6 +28,10 @@ static void check_unary(const char *name, saved_kind saved, bool step) {
   cr_expect(!u->sweep2_label || has_range(u->sweep2), "%s: .sweep2_label without .sweep2", name);
   cr_expect(has_range(u->bench_range), "%s: no .bench_range", name);
   cr_expect(u->flops.given, "%s: no .flops", name);
+  cr_expect(!(u->promise.fwd > 0) || has_range(u->promise.fwd_range),
+            "%s: .promise.fwd without .promise.fwd_range", name);
+  cr_expect(!(u->promise.bwd > 0) || (!step && has_range(u->promise.bwd_range)),
+            "%s: .promise.bwd without .promise.bwd_range or a backward", name);
 }
 
 static void check_binary(const char *name, bool has_backward) {
