@@ -1,9 +1,10 @@
 /* Kernel benchmarks over [rows, cols] (cols = BENCH_COLS): the reductions of backend.h's list
  * over the last axis and over the first ("reduce_sum.axis0"), forward and backward, argmax and
- * argmin, softmax and log_softmax, the fused softmax cross-entropy and batch norm (cols being the
- * channels). Named "<slot>/<backend>/<rows>x<cols>/threads:<T>". Work is split as the engine
- * splits the op (engine/op_reduce.c, op_nn.c, op_norm.c): blocks of rows, or for a reduction over
- * the first axis, blocks of the reduced axis into partials that one more call reduces in order. */
+ * argmin, softmax and log_softmax (over the last axis, and over the first: "softmax.axis0"), the
+ * fused softmax cross-entropy and batch norm (cols being the channels). Named
+ * "<slot>/<backend>/<rows>x<cols>/threads:<T>". Work is split as the engine splits the op
+ * (engine/op_reduce.c, op_nn.c, op_norm.c): blocks of rows, or for a reduction over the first axis,
+ * blocks of the reduced axis into partials that one more call reduces in order. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -19,6 +20,7 @@ typedef enum rw_kind {
   RW_REDUCE0_BWD, /* of a reduction over axis 0 */
   RW_ARG,         /* argmax, argmin over axis 1 */
   RW_SOFTMAX,     /* softmax, log_softmax over axis 1 */
+  RW_SOFTMAX0,    /* softmax, log_softmax over axis 0: one call, as the engine makes it */
   RW_SOFTMAX_BWD,
   RW_CE, /* softmax cross-entropy over rows */
   RW_CE_BWD,
@@ -50,6 +52,8 @@ static const rw_op k_ops[] = {
     SLOT_(softmax, RW_SOFTMAX, 0),
     SLOT_(softmax_backward, RW_SOFTMAX_BWD, offsetof(sg_backend, softmax)),
     SLOT_(log_softmax, RW_SOFTMAX, 0),
+    {"softmax.axis0", "softmax", RW_SOFTMAX0, offsetof(sg_backend, softmax), 0},
+    {"log_softmax.axis0", "log_softmax", RW_SOFTMAX0, offsetof(sg_backend, log_softmax), 0},
     SLOT_(log_softmax_backward, RW_SOFTMAX_BWD, offsetof(sg_backend, log_softmax)),
     SLOT_(softmax_cross_entropy, RW_CE, 0),
     SLOT_(softmax_cross_entropy_backward, RW_CE_BWD, offsetof(sg_backend, softmax_cross_entropy)),
@@ -121,6 +125,9 @@ static void rw_range(int64_t lo, int64_t hi, void *ctx) {
   case RW_SOFTMAX:
     j->f.softmax(j->x + o * cols, n, cols, 1, j->out + o * cols);
     break;
+  case RW_SOFTMAX0: /* one call over the rows lo..hi (the run: all of them, as the engine) */
+    j->f.softmax(j->x + o * cols, 1, n, (size_t)j->cols, j->out + o * cols);
+    break;
   case RW_SOFTMAX_BWD:
     j->f.softmax_bwd(j->dy + o * cols, j->y + o * cols, n, cols, 1, j->out + o * cols);
     break;
@@ -171,6 +178,7 @@ static int64_t rows_per_chunk(const rw_op *op, int64_t rows, int64_t cols) {
 
 static int64_t chunks_of(const rw_op *op, int64_t rows, int64_t cols) {
   int64_t rc;
+  if (op->kind == RW_SOFTMAX0) return 1; /* the engine's one call: outer is 1 */
   if (op->kind == RW_REDUCE0 || op->kind == RW_REDUCE0_BWD)
     return axis0_blocks(op, rows, cols, &rc);
   return bench_chunks(rows, rows_per_chunk(op, rows, cols));
@@ -196,6 +204,7 @@ static void bytes_of(const rw_op *op, double rows, double cols, double *read, do
     *read = 4 * (cols + (sum ? 0 : n + cols));
     break;
   case RW_SOFTMAX:
+  case RW_SOFTMAX0:
   case RW_BN:
     break;
   case RW_SOFTMAX_BWD:
@@ -240,6 +249,7 @@ static double rw_rate(const rw_job *j) {
   rw_job r = *j;
   if (r.kind == RW_REDUCE0) r.kind = RW_REDUCE;
   if (r.kind == RW_REDUCE0_BWD) r.kind = RW_REDUCE_BWD;
+  if (r.kind == RW_SOFTMAX0) r.kind = RW_SOFTMAX;
   int64_t m = BENCH_RATE_N / r.cols;
   m = m < 1 ? 1 : m > r.rows ? r.rows : m;
   return m > 0 ? bench_kernel_seconds(rw_range, m, &r) / (double)(m * r.cols) : 0;
@@ -290,6 +300,8 @@ static void run_rw(bench_state *st, void *arg) {
       j.f.reduce(j.part, 1, (size_t)blocks, cols, j.out); /* the partials, in order */
     } else if (op->kind == RW_REDUCE0_BWD) {
       bench_parallel_for(blocks, 1, c->threads, rw_range, &j);
+    } else if (op->kind == RW_SOFTMAX0) {
+      rw_range(0, c->rows, &j);
     } else {
       bench_parallel_for(c->rows, rows_per_chunk(op, c->rows, c->cols), c->threads, rw_range, &j);
     }
@@ -297,7 +309,7 @@ static void run_rw(bench_state *st, void *arg) {
   }
   char desc[64];
   snprintf(desc, sizeof desc, "[%zu,%zu] over axis %d", rows, cols,
-           op->kind == RW_REDUCE0 || op->kind == RW_REDUCE0_BWD ? 0 : 1);
+           op->kind == RW_REDUCE0 || op->kind == RW_REDUCE0_BWD || op->kind == RW_SOFTMAX0 ? 0 : 1);
   double read, written;
   bytes_of(op, (double)rows, (double)cols, &read, &written);
   bench_work w = {.flops = bench_kernel_flops(op->flops_slot, c->be->name) * (double)n,
