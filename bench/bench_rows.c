@@ -21,6 +21,7 @@ typedef enum rw_kind {
   RW_ARG,         /* argmax, argmin over axis 1 */
   RW_SOFTMAX,     /* softmax, log_softmax over axis 1 */
   RW_SOFTMAX0,    /* softmax, log_softmax over axis 0: one call, as the engine makes it */
+  RW_SOFTMAX0_BWD,
   RW_SOFTMAX_BWD,
   RW_CE, /* softmax cross-entropy over rows */
   RW_CE_BWD,
@@ -54,6 +55,10 @@ static const rw_op k_ops[] = {
     SLOT_(log_softmax, RW_SOFTMAX, 0),
     {"softmax.axis0", "softmax", RW_SOFTMAX0, offsetof(sg_backend, softmax), 0},
     {"log_softmax.axis0", "log_softmax", RW_SOFTMAX0, offsetof(sg_backend, log_softmax), 0},
+    {"softmax_backward.axis0", "softmax_backward", RW_SOFTMAX0_BWD,
+     offsetof(sg_backend, softmax_backward), offsetof(sg_backend, softmax)},
+    {"log_softmax_backward.axis0", "log_softmax_backward", RW_SOFTMAX0_BWD,
+     offsetof(sg_backend, log_softmax_backward), offsetof(sg_backend, log_softmax)},
     SLOT_(log_softmax_backward, RW_SOFTMAX_BWD, offsetof(sg_backend, log_softmax)),
     SLOT_(softmax_cross_entropy, RW_CE, 0),
     SLOT_(softmax_cross_entropy_backward, RW_CE_BWD, offsetof(sg_backend, softmax_cross_entropy)),
@@ -126,7 +131,10 @@ static void rw_range(int64_t lo, int64_t hi, void *ctx) {
     j->f.softmax(j->x + o * cols, n, cols, 1, j->out + o * cols);
     break;
   case RW_SOFTMAX0: /* one call over the rows lo..hi (the run: all of them, as the engine) */
-    j->f.softmax(j->x + o * cols, 1, n, (size_t)j->cols, j->out + o * cols);
+    j->f.softmax(j->x + o * cols, 1, n, cols, j->out + o * cols);
+    break;
+  case RW_SOFTMAX0_BWD:
+    j->f.softmax_bwd(j->dy + o * cols, j->y + o * cols, 1, n, cols, j->out + o * cols);
     break;
   case RW_SOFTMAX_BWD:
     j->f.softmax_bwd(j->dy + o * cols, j->y + o * cols, n, cols, 1, j->out + o * cols);
@@ -178,7 +186,7 @@ static int64_t rows_per_chunk(const rw_op *op, int64_t rows, int64_t cols) {
 
 static int64_t chunks_of(const rw_op *op, int64_t rows, int64_t cols) {
   int64_t rc;
-  if (op->kind == RW_SOFTMAX0) return 1; /* the engine's one call: outer is 1 */
+  if (op->kind == RW_SOFTMAX0 || op->kind == RW_SOFTMAX0_BWD) return 1; /* outer is 1: one call */
   if (op->kind == RW_REDUCE0 || op->kind == RW_REDUCE0_BWD)
     return axis0_blocks(op, rows, cols, &rc);
   return bench_chunks(rows, rows_per_chunk(op, rows, cols));
@@ -208,6 +216,7 @@ static void bytes_of(const rw_op *op, double rows, double cols, double *read, do
   case RW_BN:
     break;
   case RW_SOFTMAX_BWD:
+  case RW_SOFTMAX0_BWD:
   case RW_BN_BWD: /* dy and y (or x) in, dx out */
     *read = 8 * n;
     break;
@@ -240,6 +249,7 @@ static void rw_setup(const rw_op *op, const sg_backend *be, size_t rows, size_t 
   if (op->kind == RW_REDUCE_BWD) fwd.reduce(j->x, rows, cols, 1, y);
   if (op->kind == RW_REDUCE0_BWD) fwd.reduce(j->x, 1, rows, cols, y);
   if (op->kind == RW_SOFTMAX_BWD) fwd.softmax(j->x, rows, cols, 1, y);
+  if (op->kind == RW_SOFTMAX0_BWD) fwd.softmax(j->x, 1, rows, cols, y);
   if (op->kind == RW_CE_BWD) fwd.ce(j->labels, j->x, rows, cols, j->part, y);
 }
 
@@ -250,6 +260,7 @@ static double rw_rate(const rw_job *j) {
   if (r.kind == RW_REDUCE0) r.kind = RW_REDUCE;
   if (r.kind == RW_REDUCE0_BWD) r.kind = RW_REDUCE_BWD;
   if (r.kind == RW_SOFTMAX0) r.kind = RW_SOFTMAX;
+  if (r.kind == RW_SOFTMAX0_BWD) r.kind = RW_SOFTMAX_BWD;
   int64_t m = BENCH_RATE_N / r.cols;
   m = m < 1 ? 1 : m > r.rows ? r.rows : m;
   return m > 0 ? bench_kernel_seconds(rw_range, m, &r) / (double)(m * r.cols) : 0;
@@ -300,7 +311,7 @@ static void run_rw(bench_state *st, void *arg) {
       j.f.reduce(j.part, 1, (size_t)blocks, cols, j.out); /* the partials, in order */
     } else if (op->kind == RW_REDUCE0_BWD) {
       bench_parallel_for(blocks, 1, c->threads, rw_range, &j);
-    } else if (op->kind == RW_SOFTMAX0) {
+    } else if (op->kind == RW_SOFTMAX0 || op->kind == RW_SOFTMAX0_BWD) {
       rw_range(0, c->rows, &j);
     } else {
       bench_parallel_for(c->rows, rows_per_chunk(op, c->rows, c->cols), c->threads, rw_range, &j);
@@ -309,7 +320,10 @@ static void run_rw(bench_state *st, void *arg) {
   }
   char desc[64];
   snprintf(desc, sizeof desc, "[%zu,%zu] over axis %d", rows, cols,
-           op->kind == RW_REDUCE0 || op->kind == RW_REDUCE0_BWD || op->kind == RW_SOFTMAX0 ? 0 : 1);
+           op->kind == RW_REDUCE0 || op->kind == RW_REDUCE0_BWD || op->kind == RW_SOFTMAX0 ||
+                   op->kind == RW_SOFTMAX0_BWD
+               ? 0
+               : 1);
   double read, written;
   bytes_of(op, (double)rows, (double)cols, &read, &written);
   bench_work w = {.flops = bench_kernel_flops(op->flops_slot, c->be->name) * (double)n,
