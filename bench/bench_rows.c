@@ -1,8 +1,8 @@
 /* Kernel benchmarks over [rows, cols] (cols = BENCH_COLS): the reductions of backend.h's list
  * over the last axis and over the first ("reduce_sum.axis0"), forward and backward, argmax and
- * argmin, softmax and log_softmax (over the last axis, and over the first: "softmax.axis0"), the
- * fused softmax cross-entropy and batch norm (cols being the channels). Named
- * "<slot>/<backend>/<rows>x<cols>/threads:<T>". Work is split as the engine splits the op
+ * argmin, softmax and log_softmax and their backward (over the last axis, and over the first:
+ * "softmax.axis0"), the fused softmax cross-entropy and batch norm (cols being the channels).
+ * Named "<slot>/<backend>/<rows>x<cols>/threads:<T>". Work is split as the engine splits the op
  * (engine/op_reduce.c, op_nn.c, op_norm.c): blocks of rows, or for a reduction over the first axis,
  * blocks of the reduced axis into partials that one more call reduces in order. */
 #include <math.h>
@@ -14,14 +14,14 @@
 #include "roofline.h"
 
 typedef enum rw_kind {
-  RW_REDUCE,      /* over axis 1 */
-  RW_REDUCE0,     /* over axis 0 */
-  RW_REDUCE_BWD,  /* of a reduction over axis 1 */
-  RW_REDUCE0_BWD, /* of a reduction over axis 0 */
-  RW_ARG,         /* argmax, argmin over axis 1 */
-  RW_SOFTMAX,     /* softmax, log_softmax over axis 1 */
-  RW_SOFTMAX0,    /* softmax, log_softmax over axis 0: one call, as the engine makes it */
-  RW_SOFTMAX0_BWD,
+  RW_REDUCE,       /* over axis 1 */
+  RW_REDUCE0,      /* over axis 0 */
+  RW_REDUCE_BWD,   /* of a reduction over axis 1 */
+  RW_REDUCE0_BWD,  /* of a reduction over axis 0 */
+  RW_ARG,          /* argmax, argmin over axis 1 */
+  RW_SOFTMAX,      /* softmax, log_softmax over axis 1 */
+  RW_SOFTMAX0,     /* softmax, log_softmax over axis 0: one call, as the engine makes it */
+  RW_SOFTMAX0_BWD, /* their backward over axis 0, one call */
   RW_SOFTMAX_BWD,
   RW_CE, /* softmax cross-entropy over rows */
   RW_CE_BWD,
@@ -53,13 +53,13 @@ static const rw_op k_ops[] = {
     SLOT_(softmax, RW_SOFTMAX, 0),
     SLOT_(softmax_backward, RW_SOFTMAX_BWD, offsetof(sg_backend, softmax)),
     SLOT_(log_softmax, RW_SOFTMAX, 0),
+    SLOT_(log_softmax_backward, RW_SOFTMAX_BWD, offsetof(sg_backend, log_softmax)),
     {"softmax.axis0", "softmax", RW_SOFTMAX0, offsetof(sg_backend, softmax), 0},
     {"log_softmax.axis0", "log_softmax", RW_SOFTMAX0, offsetof(sg_backend, log_softmax), 0},
     {"softmax_backward.axis0", "softmax_backward", RW_SOFTMAX0_BWD,
      offsetof(sg_backend, softmax_backward), offsetof(sg_backend, softmax)},
     {"log_softmax_backward.axis0", "log_softmax_backward", RW_SOFTMAX0_BWD,
      offsetof(sg_backend, log_softmax_backward), offsetof(sg_backend, log_softmax)},
-    SLOT_(log_softmax_backward, RW_SOFTMAX_BWD, offsetof(sg_backend, log_softmax)),
     SLOT_(softmax_cross_entropy, RW_CE, 0),
     SLOT_(softmax_cross_entropy_backward, RW_CE_BWD, offsetof(sg_backend, softmax_cross_entropy)),
     SLOT_(batch_norm, RW_BN, 0),
@@ -184,9 +184,12 @@ static int64_t rows_per_chunk(const rw_op *op, int64_t rows, int64_t cols) {
   return g ? g : bench_rows_grain(cols);
 }
 
+/* The softmax over axis 0 of [rows, cols]: outer is 1, so the engine makes one call. */
+static bool softmax_axis0(rw_kind k) { return k == RW_SOFTMAX0 || k == RW_SOFTMAX0_BWD; }
+
 static int64_t chunks_of(const rw_op *op, int64_t rows, int64_t cols) {
   int64_t rc;
-  if (op->kind == RW_SOFTMAX0 || op->kind == RW_SOFTMAX0_BWD) return 1; /* outer is 1: one call */
+  if (softmax_axis0(op->kind)) return 1;
   if (op->kind == RW_REDUCE0 || op->kind == RW_REDUCE0_BWD)
     return axis0_blocks(op, rows, cols, &rc);
   return bench_chunks(rows, rows_per_chunk(op, rows, cols));
@@ -311,7 +314,7 @@ static void run_rw(bench_state *st, void *arg) {
       j.f.reduce(j.part, 1, (size_t)blocks, cols, j.out); /* the partials, in order */
     } else if (op->kind == RW_REDUCE0_BWD) {
       bench_parallel_for(blocks, 1, c->threads, rw_range, &j);
-    } else if (op->kind == RW_SOFTMAX0 || op->kind == RW_SOFTMAX0_BWD) {
+    } else if (softmax_axis0(op->kind)) {
       rw_range(0, c->rows, &j);
     } else {
       bench_parallel_for(c->rows, rows_per_chunk(op, c->rows, c->cols), c->threads, rw_range, &j);
@@ -320,10 +323,7 @@ static void run_rw(bench_state *st, void *arg) {
   }
   char desc[64];
   snprintf(desc, sizeof desc, "[%zu,%zu] over axis %d", rows, cols,
-           op->kind == RW_REDUCE0 || op->kind == RW_REDUCE0_BWD || op->kind == RW_SOFTMAX0 ||
-                   op->kind == RW_SOFTMAX0_BWD
-               ? 0
-               : 1);
+           op->kind == RW_REDUCE0 || op->kind == RW_REDUCE0_BWD || softmax_axis0(op->kind) ? 0 : 1);
   double read, written;
   bytes_of(op, (double)rows, (double)cols, &read, &written);
   bench_work w = {.flops = bench_kernel_flops(op->flops_slot, c->be->name) * (double)n,
