@@ -143,8 +143,8 @@ int64_t bench_unary_grain(const char *slot, int64_t n, int bytes) {
   bool backward = len > 9 && strcmp(slot + len - 9, "_backward") == 0;
   if (backward) len -= 9;
 #define COSTLY_(name, fwd, bwd)                                                                    \
-  if (len == sizeof #name - 1 && strncmp(slot, #name, len) == 0 && (backward ? bwd : fwd))         \
-    return sg__flat_grain_costly(n, bytes);
+  if (len == sizeof #name - 1 && strncmp(slot, #name, len) == 0)                                   \
+    return sg__unary_grain_of_cost(backward ? bwd : fwd, n, bytes);
   SG_FOR_EACH_COSTLY_UNARY(COSTLY_)
 #undef COSTLY_
   return sg__flat_grain(n, bytes);

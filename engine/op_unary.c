@@ -41,19 +41,21 @@ static const unary_desc k_ops[OP_COUNT] = {
 };
 /* clang-format on */
 
-/* Per op, whether its forward and backward kernels split finer (engine/unary_cost.h). */
+/* Per op, the cost class of its forward and backward kernels (engine/unary_cost.h; 0: cheap). */
 #define OP_COSTLY_(name, fwd, bwd) [OP_##name] = {fwd, bwd},
-static const struct { bool fwd, bwd; } k_costly[OP_COUNT] = {SG_FOR_EACH_COSTLY_UNARY(OP_COSTLY_)};
+static const struct {
+  unsigned char fwd, bwd;
+} k_costly[OP_COUNT] = {SG_FOR_EACH_COSTLY_UNARY(OP_COSTLY_)};
 
 /* bytes: what the pass reads and writes an element (sg__flat_grain); 0 for a pass whose kernel
    calls never stream (leaky_relu and clip, forward and backward, have no streamed loop; a uniform
    dy runs the kernel on SG_UNIFORM_BLOCK floats at a time), which keeps the usual grain at any
    size: chunks of 2^21 would only leave cores idle. */
 static int64_t unary_grain(const unary_desc *d, bool backward, int64_t n, int bytes) {
-  bool costly = backward ? k_costly[d - k_ops].bwd : k_costly[d - k_ops].fwd;
+  int cost = backward ? k_costly[d - k_ops].bwd : k_costly[d - k_ops].fwd;
   if (bytes == 0 || d->kind == KIND_LEAKY || d->kind == KIND_CLIP)
-    return costly ? SG_GRAIN_COSTLY : SG_GRAIN_ELEMENTWISE;
-  return costly ? sg__flat_grain_costly(n, bytes) : sg__flat_grain(n, bytes);
+    return cost != SG_COST_CHEAP ? SG_GRAIN_COSTLY : SG_GRAIN_ELEMENTWISE;
+  return sg__unary_grain_of_cost(cost, n, bytes);
 }
 
 static sg_unary_kernel fwd_slot(const sg_backend *be, const unary_desc *d) {

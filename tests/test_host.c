@@ -251,6 +251,13 @@ Test(host_threads, large_passes_stream_only_past_the_last_level_cache) {
   chunks_of_unary(sg_tanh, x, &fwd, &bwd);
   cr_assert_eq(fwd, 2, "tanh of 2^22 with no known cache ran in %d chunks", fwd);
   cr_assert_eq(bwd, 2, "tanh's backward on 2^22 with no known cache ran in %d chunks", bwd);
+  /* The compute-bound kernels never stream: the costly grain, 2^14, whatever the cache. */
+  chunks_of_unary(sg_gelu, x, &fwd, &bwd);
+  cr_assert_eq(fwd, 256, "gelu of 2^22 with no known cache ran in %d chunks", fwd);
+  cr_assert_eq(bwd, 256, "gelu's backward on 2^22 with no known cache ran in %d chunks", bwd);
+  chunks_of_unary(sg_log, x, &fwd, &bwd);
+  cr_assert_eq(fwd, 256, "log of 2^22 with no known cache ran in %d chunks", fwd);
+  cr_assert_eq(bwd, 2, "log's backward (a division) on 2^22 ran in %d chunks", bwd);
   /* Kernels that never stream keep the usual grain at any size. */
   watch();
   sg_dispose(sg_leaky_relu(x, 0.1f));
