@@ -3,6 +3,7 @@
 
 #include <pthread.h>
 #include <stdatomic.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -60,9 +61,16 @@ size_t sg__cache_cpuid(int level) {
 static atomic_size_t g_llc;
 static pthread_once_t g_llc_once = PTHREAD_ONCE_INIT;
 
+size_t sg__llc_share(size_t llc, long cpus) {
+  if (cpus < 1 || (size_t)cpus > SIZE_MAX / SG_LLC_PER_CPU_MAX) return llc;
+  size_t most = (size_t)cpus * SG_LLC_PER_CPU_MAX;
+  return llc < most ? llc : most;
+}
+
 static void llc_read(void) {
   size_t llc = sg__cache_sysfs(3);
-  atomic_store_explicit(&g_llc, llc ? llc : sg__cache_cpuid(3), memory_order_relaxed);
+  llc = sg__llc_share(llc ? llc : sg__cache_cpuid(3), sysconf(_SC_NPROCESSORS_ONLN));
+  atomic_store_explicit(&g_llc, llc, memory_order_relaxed);
 }
 
 size_t sg__llc_bytes(void) {
