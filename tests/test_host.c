@@ -118,22 +118,25 @@ static void chunks_of_unary(sg_tensor *(*op)(sg_tensor *), sg_tensor *x, int *fw
   chunks_of(&t, x, fwd, bwd);
 }
 
+/* op's forward and backward passes over x ran in want_fwd and want_bwd chunks (when: the case,
+   for the message). */
+static void expect_unary_chunks(sg_tensor *(*op)(sg_tensor *), const char *name, sg_tensor *x,
+                                int want_fwd, int want_bwd, const char *when) {
+  int fwd, bwd;
+  chunks_of_unary(op, x, &fwd, &bwd);
+  cr_assert_eq(fwd, want_fwd, "%s %s ran in %d chunks", name, when, fwd);
+  cr_assert_eq(bwd, want_bwd, "%s's backward %s ran in %d chunks", name, when, bwd);
+}
+
 /* The costly kernels of engine/unary_cost.h are split finer than cheap elementwise work, so
    that 2^15 elements of tanh take both cores: two chunks there, where relu (and tanh's own
    backward, a multiply-add) keeps one up to 2^16. gelu's backward is costly too. */
 Test(host_threads, costly_unary_kernels_split_finer) {
   const int64_t n = 1 << 15;
   sg_tensor *x = sg_random_uniform(&n, 1, -2.0f, 2.0f, 5);
-  int fwd, bwd;
-  chunks_of_unary(sg_tanh, x, &fwd, &bwd);
-  cr_assert_eq(fwd, 2, "tanh of 2^15 ran in %d chunks", fwd);
-  cr_assert_eq(bwd, 1, "tanh's backward on 2^15 ran in %d chunks", bwd);
-  chunks_of_unary(sg_gelu, x, &fwd, &bwd);
-  cr_assert_eq(fwd, 2, "gelu of 2^15 ran in %d chunks", fwd);
-  cr_assert_eq(bwd, 2, "gelu's backward on 2^15 ran in %d chunks", bwd);
-  chunks_of_unary(sg_relu, x, &fwd, &bwd);
-  cr_assert_eq(fwd, 1, "relu of 2^15 ran in %d chunks", fwd);
-  cr_assert_eq(bwd, 1, "relu's backward on 2^15 ran in %d chunks", bwd);
+  expect_unary_chunks(sg_tanh, "tanh", x, 2, 1, "on 2^15");
+  expect_unary_chunks(sg_gelu, "gelu", x, 2, 2, "on 2^15");
+  expect_unary_chunks(sg_relu, "relu", x, 1, 1, "on 2^15");
   sg_dispose(x);
 }
 
@@ -251,13 +254,10 @@ Test(host_threads, large_passes_stream_only_past_the_last_level_cache) {
   chunks_of_unary(sg_tanh, x, &fwd, &bwd);
   cr_assert_eq(fwd, 2, "tanh of 2^22 with no known cache ran in %d chunks", fwd);
   cr_assert_eq(bwd, 2, "tanh's backward on 2^22 with no known cache ran in %d chunks", bwd);
-  /* The compute-bound kernels never stream: the costly grain, 2^14, whatever the cache. */
-  chunks_of_unary(sg_gelu, x, &fwd, &bwd);
-  cr_assert_eq(fwd, 256, "gelu of 2^22 with no known cache ran in %d chunks", fwd);
-  cr_assert_eq(bwd, 256, "gelu's backward on 2^22 with no known cache ran in %d chunks", bwd);
-  chunks_of_unary(sg_log, x, &fwd, &bwd);
-  cr_assert_eq(fwd, 256, "log of 2^22 with no known cache ran in %d chunks", fwd);
-  cr_assert_eq(bwd, 2, "log's backward (a division) on 2^22 ran in %d chunks", bwd);
+  /* The compute-bound kernels never stream: the costly grain, 2^14, whatever the cache (log's
+     backward, a division, is cheap and streams). */
+  expect_unary_chunks(sg_gelu, "gelu", x, 256, 256, "on 2^22 with no known cache");
+  expect_unary_chunks(sg_log, "log", x, 256, 2, "on 2^22 with no known cache");
   /* Kernels that never stream keep the usual grain at any size. */
   watch();
   sg_dispose(sg_leaky_relu(x, 0.1f));
