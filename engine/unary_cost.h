@@ -10,10 +10,10 @@
    element on one Zen 4 core, 10-55 us at 2^16), 0 where it is a multiply or two, which the
    memory bounds. Ops not listed are cheap both ways. 2 marks the costliest (SLEEF's log, log1p,
    sin and cos, softplus on log1p, gelu): they take longer than memory does even past the cache,
-   so the engine keeps the costly grain for them at any size and their kernel calls never
-   stream (sg__unary_grain_of_cost). Streamed on a 2-vCPU Intel
-   Xeon VM, their 2^24-element passes took 1.2-3.4x the time of normal stores, where exp, tanh
-   and sigmoid took 0.7-0.95x (docs/kernels.md, "Twenty-sixth landing"). */
+   so the engine keeps the costly grain for them at any size and their kernel calls never stream
+   (sg__unary_grain_of_cost). Streamed on a 2-vCPU Intel Xeon VM, their 2^24-element passes took
+   1.2-3.4x the time of normal stores, where exp, tanh and sigmoid took 0.7-0.95x
+   (docs/kernels.md, "Twenty-sixth landing"). */
 #define SG_COST_CHEAP 0
 #define SG_COST_COSTLY 1
 #define SG_COST_COMPUTE_BOUND 2
