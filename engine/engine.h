@@ -190,10 +190,9 @@ static inline int64_t sg__rows_stream_grain(int64_t rows, int64_t row, int bytes
   return sg__flat_streams(rows * row, bytes) ? (SG_STREAM_CHUNK + row - 1) / row : 0;
 }
 /* sg__flat_grain for a unary kernel of engine/unary_cost.h's class `cost`: a costly one is split
-   finer where it does not stream, and a compute-bound one never streams. */
+   finer where it does not stream. */
 static inline int64_t sg__unary_grain_of_cost(int cost, int64_t n, int bytes) {
   if (cost == SG_COST_CHEAP) return sg__flat_grain(n, bytes);
-  if (cost == SG_COST_COMPUTE_BOUND) return SG_GRAIN_COSTLY;
   return sg__flat_streams(n, bytes) ? SG_STREAM_CHUNK : SG_GRAIN_COSTLY;
 }
 /* y[0, n) = v, through the backend's fill over the engine's threads. */

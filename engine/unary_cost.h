@@ -8,28 +8,25 @@
 
 /* X(op, forward, backward): 1 where that kernel evaluates a transcendental (0.15-0.8 ns an
    element on one Zen 4 core, 10-55 us at 2^16), 0 where it is a multiply or two, which the
-   memory bounds. Ops not listed are cheap both ways. 2 marks the costliest (SLEEF's log, log1p,
-   sin and cos, softplus on log1p, gelu): they take longer than memory does even past the cache,
-   so the engine keeps the costly grain for them at any size and their kernel calls never stream
-   (sg__unary_grain_of_cost). Streamed on a 2-vCPU Intel Xeon VM, their 2^24-element passes took
-   1.2-3.4x the time of normal stores, where exp, tanh and sigmoid took 0.7-0.95x
-   (docs/kernels.md, "Twenty-sixth landing"). */
+   memory bounds. Ops not listed are cheap both ways. A costly kernel streams past the last-level
+   cache as a cheap one does (sg__unary_grain_of_cost): its streamed loop prefetches its inputs
+   (kernels_simd/simd_unary.inc), so that even gelu, log or sin, which take longer than the memory
+   does, overlap the two there (docs/kernels.md, "Twenty-seventh landing"). */
 #define SG_COST_CHEAP 0
 #define SG_COST_COSTLY 1
-#define SG_COST_COMPUTE_BOUND 2
 #define SG_FOR_EACH_COSTLY_UNARY(X)                                                                \
   X(exp, 1, 0)                                                                                     \
   X(expm1, 1, 0)                                                                                   \
-  X(log, 2, 0)                                                                                     \
-  X(log1p, 2, 0)                                                                                   \
+  X(log, 1, 0)                                                                                     \
+  X(log1p, 1, 0)                                                                                   \
   X(elu, 1, 0)                                                                                     \
   X(selu, 1, 1)                                                                                    \
   X(sigmoid, 1, 0)                                                                                 \
   X(tanh, 1, 0)                                                                                    \
-  X(softplus, 2, 1)                                                                                \
-  X(gelu, 2, 2)                                                                                    \
-  X(sin, 2, 2)                                                                                     \
-  X(cos, 2, 2)
+  X(softplus, 1, 1)                                                                                \
+  X(gelu, 1, 1)                                                                                    \
+  X(sin, 1, 1)                                                                                     \
+  X(cos, 1, 1)
 
 /* Elements of a costly kernel's chunk: 2^14 take 3-13 us, above the fork/join's ~3 us, so from
    2^15 elements on the op runs on two threads (2^16 of tanh: 20 us on one core). Cheap work

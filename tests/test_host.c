@@ -254,10 +254,14 @@ Test(host_threads, large_passes_stream_only_past_the_last_level_cache) {
   chunks_of_unary(sg_tanh, x, &fwd, &bwd);
   cr_assert_eq(fwd, 2, "tanh of 2^22 with no known cache ran in %d chunks", fwd);
   cr_assert_eq(bwd, 2, "tanh's backward on 2^22 with no known cache ran in %d chunks", bwd);
-  /* The compute-bound kernels never stream: the costly grain, 2^14, whatever the cache (log's
-     backward, a division, is cheap and streams). */
-  expect_unary_chunks(sg_gelu, "gelu", x, 256, 256, "on 2^22 with no known cache");
-  expect_unary_chunks(sg_log, "log", x, 256, 2, "on 2^22 with no known cache");
+  /* The costliest kernels stream past the cache too (their streamed loops prefetch), and in it
+     keep the costly grain, 2^14. */
+  expect_unary_chunks(sg_gelu, "gelu", x, 2, 2, "on 2^22 with no known cache");
+  expect_unary_chunks(sg_log, "log", x, 2, 2, "on 2^22 with no known cache");
+  sg__set_llc_bytes((size_t)1 << 30);
+  expect_unary_chunks(sg_gelu, "gelu", x, 256, 256, "on 2^22 in a 1 GiB cache");
+  expect_unary_chunks(sg_log, "log", x, 256, 64, "on 2^22 in a 1 GiB cache");
+  sg__set_llc_bytes(0);
   /* Kernels that never stream keep the usual grain at any size. */
   watch();
   sg_dispose(sg_leaky_relu(x, 0.1f));
