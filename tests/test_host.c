@@ -141,6 +141,7 @@ Test(host_threads, costly_unary_kernels_split_finer) {
 }
 
 static sg_tensor *softmax_rows(sg_tensor *x) { return sg_softmax(x, 1); }
+static sg_tensor *log_softmax_rows(sg_tensor *x) { return sg_log_softmax(x, 1); }
 
 /* Chunks of softmax_cross_entropy(labels, logits) and then of its backward to the logits
    alone (n_xs 1) or to both (2). */
@@ -241,6 +242,15 @@ Test(host_threads, large_passes_stream_only_past_the_last_level_cache) {
                  "softmax_cross_entropy's gradient to both (64 MiB), %zu MiB cache: %d chunks",
                  caches[k].llc_mib, got.ce_bwd);
   }
+  /* log_softmax streams y since the twenty-seventh landing (x and y: 32 MiB); softmax, whose
+     scaling pass rewrites y, does not. */
+  sg__set_llc_bytes((size_t)16 << 20);
+  expect_unary_chunks(log_softmax_rows, "log_softmax of [4096, 1024]", m, 2, 2,
+                      "past a 16 MiB cache");
+  expect_unary_chunks(softmax_rows, "softmax of [4096, 1024]", m, 64, 2, "past a 16 MiB cache");
+  sg__set_llc_bytes((size_t)1 << 30);
+  expect_unary_chunks(log_softmax_rows, "log_softmax of [4096, 1024]", m, 64, 64,
+                      "in a 1 GiB cache");
   sg_dispose(m2);
   sg_dispose(m);
   sg_dispose(c);
