@@ -174,15 +174,15 @@ static int64_t axis0_blocks(const rw_op *op, int64_t rows, int64_t cols, int64_t
 }
 
 /* The engine's rows per chunk over rows (engine/op_nn.c rows_grain_streamed): the softmax
-   backward kernels stream dx, log_softmax y and the cross-entropy kernels log_probs or dlogits,
-   so past the last-level cache (12 bytes an element: dy, y, dx; labels, logits, log_probs;
-   labels, log_probs, dlogits; 8 for log_softmax's x and y) they get the engine's streamed
-   chunks (bench_rows_stream_grain); everything else rows_grain's. */
+   kernels stream y or dx and the cross-entropy kernels log_probs or dlogits, so past the
+   last-level cache (12 bytes an element: dy, y, dx; labels, logits, log_probs; labels,
+   log_probs, dlogits; 8 for softmax's and log_softmax's x and y) they get the engine's
+   streamed chunks (bench_rows_stream_grain); everything else rows_grain's. */
 static int64_t rows_per_chunk(const rw_op *op, int64_t rows, int64_t cols) {
   bool streams = op->kind == RW_SOFTMAX_BWD || op->kind == RW_CE || op->kind == RW_CE_BWD;
-  bool log_softmax = op->kind == RW_SOFTMAX && strcmp(op->name, "log_softmax") == 0;
-  int64_t g =
-      streams || log_softmax ? bench_rows_stream_grain(rows, cols, log_softmax ? 8 : 12) : 0;
+  int64_t g = op->kind == RW_SOFTMAX ? bench_rows_stream_grain(rows, cols, 8)
+              : streams              ? bench_rows_stream_grain(rows, cols, 12)
+                                     : 0;
   return g ? g : bench_rows_grain(cols);
 }
 

@@ -47,9 +47,10 @@ static void sm_backward(int64_t lo, int64_t hi, void *arg) {
 
 /* Runs fn over a tensor of shape/rank viewed as [outer, r, inner] around axis a: r and inner go
    into j, and the outer rows are split into chunks. A pass whose kernel streams its output over
-   rows (the backward kernels and log_softmax, inner 1) and that touches `stream_bytes` bytes an
-   element (0: it does not stream) gets chunks of at least SG_STREAM_CHUNK elements where it
-   outgrows the last-level cache, as the flat elementwise passes (sg__flat_grain). */
+   rows (every one here with inner 1; softmax's forward only for rows of up to 4096 floats, and
+   longer rows merely get the larger chunks) and that touches `stream_bytes` bytes an element
+   (0: it does not stream) gets chunks of at least SG_STREAM_CHUNK elements where it outgrows the
+   last-level cache, as the flat elementwise passes (sg__flat_grain). */
 static void sm_run(sm_job *j, const int64_t *shape, int rank, int a, int stream_bytes,
                    sg_range_fn fn) {
   j->r = shape[a];
@@ -90,7 +91,7 @@ static sg_tensor *softmax_op(bool log_form, sg_tensor *x, int axis) {
   if (!y) return sg__op_fail(&op);
   const sg_backend *be = sg__backend();
   sm_job j = {.fwd = log_form ? be->log_softmax : be->softmax, .x = sg__f32(x), .y = sg__f32(y)};
-  sm_run(&j, x->shape, x->rank, a, log_form ? 8 : 0, sm_forward); /* log_softmax streams y */
+  sm_run(&j, x->shape, x->rank, a, 8, sm_forward); /* x, y */
   sg_node *node = sg__record(&op, softmax_grad, &x, 1, y);
   if (op.record) {
     if (!node) {

@@ -242,12 +242,11 @@ Test(host_threads, large_passes_stream_only_past_the_last_level_cache) {
                  "softmax_cross_entropy's gradient to both (64 MiB), %zu MiB cache: %d chunks",
                  caches[k].llc_mib, got.ce_bwd);
   }
-  /* log_softmax streams y since the twenty-seventh landing (x and y: 32 MiB); softmax, whose
-     scaling pass rewrites y, does not. */
+  /* softmax and log_softmax stream y since the twenty-seventh landing (x and y: 32 MiB). */
   sg__set_llc_bytes((size_t)16 << 20);
   expect_unary_chunks(log_softmax_rows, "log_softmax of [4096, 1024]", m, 2, 2,
                       "past a 16 MiB cache");
-  expect_unary_chunks(softmax_rows, "softmax of [4096, 1024]", m, 64, 2, "past a 16 MiB cache");
+  expect_unary_chunks(softmax_rows, "softmax of [4096, 1024]", m, 2, 2, "past a 16 MiB cache");
   sg__set_llc_bytes((size_t)1 << 30);
   expect_unary_chunks(log_softmax_rows, "log_softmax of [4096, 1024]", m, 64, 64,
                       "in a 1 GiB cache");
