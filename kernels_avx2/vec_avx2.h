@@ -91,7 +91,7 @@ static inline vf vlookup8(const float *t, vbits_t idx) {
 /* The softmax family's exp passes prefetch the next row into L2 (simd_reduce.inc): on an Intel
    Xeon, [4096, 1024] took 0.85x the time of softmax, 0.82x of log_softmax, 0.80x of logsumexp. */
 #define SG_VEC_ROW_PREFETCH 1
-/* The unary kernels' streamed loops prefetch their inputs 2 KiB ahead (simd_unary.inc), a
+/* The elementwise kernels' streamed loops prefetch their inputs 2 KiB ahead (simd_decls.inc), a
    prefetch a vector (two a line): on an Intel Xeon, 2^24 floats took 0.74-0.86x the time of
    gelu, 0.86-0.95x of tanh and sigmoid. */
 #define SG_VEC_STREAM_PREFETCH 1

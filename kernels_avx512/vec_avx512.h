@@ -91,8 +91,8 @@ static inline vf vlookup32(const float *t, vbits_t idx) {
 /* The softmax family's exp passes prefetch the next row into L2 (simd_reduce.inc): on an Intel
    Xeon, [4096, 1024] took 0.93x the time of softmax, 0.80x of log_softmax, 0.65x of logsumexp. */
 #define SG_VEC_ROW_PREFETCH 1
-/* The unary kernels' streamed loops prefetch their inputs 2 KiB ahead (simd_unary.inc): on an
-   Intel Xeon, 2^24 floats took 0.61-0.66x the time of gelu, 0.91-0.98x of tanh and sigmoid. */
+/* The elementwise kernels' streamed loops prefetch their inputs 2 KiB ahead (simd_decls.inc): on
+   an Intel Xeon, 2^24 floats took 0.61-0.66x the time of gelu, 0.91-0.98x of tanh and sigmoid. */
 #define SG_VEC_STREAM_PREFETCH 1
 static inline vf vsqrt(vf a) { return _mm512_sqrt_ps(a); }
 static inline vf vabs(vf a) { return _mm512_abs_ps(a); }
