@@ -214,6 +214,10 @@ void bench_openblas_sgemm(int n, const float *a, const float *b, float *c);
 /* Input range of operand i (0 or 1) of an op, by op name ("exp", "pow"): its op-info row's
    bench range; [-4, 4) for an op with no elementwise row (reshape, matmul, ...). */
 void bench_op_range(const char *op, int i, float *lo, float *hi);
+/* --input-range=LO,HI: operand 0 of every op drawn from [lo, hi) instead (a kernel whose speed
+   depends on its data, as AVX-512's gelu on its far lanes, measured on other data). False, with
+   nothing changed, unless the text is two finite numbers lo < hi. */
+bool bench_set_input_range(const char *text);
 /* Nominal FLOPs per element of a slot ("exp", "exp_backward", "reduce_max", ...): see
    docs/bench.md. A slot without a row in the op-info tables ends the program. */
 double bench_op_flops(const char *slot);

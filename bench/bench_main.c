@@ -130,7 +130,8 @@ static bool has_arg(int argc, char **argv, const char *prefix) {
   return false;
 }
 
-static void publish_context(const char *suite, const int *threads, int n_threads) {
+static void publish_context(const char *suite, const char *input_range, const int *threads,
+                            int n_threads) {
   const sg_backend *backends[4];
   int nb = bench_backends(backends);
   char buf[256] = "";
@@ -164,6 +165,7 @@ static void publish_context(const char *suite, const int *threads, int n_threads
   bench_add_context("compiler", "gcc " __VERSION__);
 #endif
   bench_add_context("suite", suite);
+  if (input_range) bench_add_context("input_range", input_range);
 }
 
 static const char k_usage[] =
@@ -180,6 +182,9 @@ static const char k_usage[] =
     "  --roofline=full|quick|off    how carefully to measure the peaks and the bandwidth curves\n"
     "                               (full: about 2 s; quick: fewer footprints, shorter samples;\n"
     "                               off: no pct_roofline)\n"
+    "  --input-range=LO,HI          draw the first operand of every op from [LO, HI) instead\n"
+    "                               of the op's own range (a kernel whose speed depends on\n"
+    "                               its data: AVX-512's gelu past -5.5)\n"
     "  --help                       this, then Google Benchmark's flags\n"
     "environment: SIMDGRAD_BACKEND=<name> measures scalar and that backend only;\n"
     "  SIMDGRAD_BENCH_OPENBLAS_CORETYPE=<kernel>|keep chooses OpenBLAS's kernel\n"
@@ -209,6 +214,13 @@ int main(int argc, char **argv) {
     return 1;
   }
   bench_all = strcmp(suite, "all") == 0;
+  const char *range = take_flag(&argc, argv, "--input-range");
+  if (range && !bench_set_input_range(range)) {
+    fprintf(stderr,
+            "simdgrad_bench: --input-range=%s: expected LO,HI, two finite numbers, LO < HI\n",
+            range);
+    return 1;
+  }
 
   sg_init();
   g_all_threads = sg_threads();
@@ -232,7 +244,7 @@ int main(int argc, char **argv) {
 
   if (!listing && strcmp(roof, "off") != 0)
     roofline_measure(threads, n_threads, strcmp(roof, "quick") == 0);
-  publish_context(suite, threads, n_threads);
+  publish_context(suite, range, threads, n_threads);
   roofline_publish();
   int status = bench_main(argc, argv);
   /* After JSON or CSV on stdout a line of prose would break the parse: it goes to stderr. */

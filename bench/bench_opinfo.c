@@ -7,6 +7,7 @@
  * charged OPINFO_TRANSC, about what a vectorised polynomial implementation executes (range
  * reduction plus a degree 6-8 polynomial in FMAs). A slot without FLOPs in the tables is an
  * error (tests/test_opinfo.c checks every slot of backend.h's lists has them). */
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -15,12 +16,28 @@
 #include "engine/cpu.h"
 #include "opinfo.h"
 
+static bool g_range_set;
+static opinfo_range g_range;
+
+bool bench_set_input_range(const char *text) {
+  char *end;
+  float lo = strtof(text, &end);
+  if (end == text || *end != ',') return false;
+  const char *rest = end + 1;
+  float hi = strtof(rest, &end);
+  if (end == rest || *end || !isfinite(lo) || !isfinite(hi) || !(lo < hi)) return false;
+  g_range = (opinfo_range){lo, hi};
+  g_range_set = true;
+  return true;
+}
+
 void bench_op_range(const char *op, int i, float *lo, float *hi) {
   const opinfo_unary *u = opinfo_unary_find(op);
   const opinfo_binary *b = opinfo_binary_find(op);
   opinfo_range r = {-4, 4}; /* ops without a row are defined everywhere (reshape, matmul, ...) */
   if (u) r = u->bench_range;
   if (b) r = i == 0 ? b->bench_range : b->bench_range_b;
+  if (g_range_set && i == 0) r = g_range;
   *lo = r.lo, *hi = r.hi;
 }
 
