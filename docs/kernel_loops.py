@@ -24,7 +24,10 @@ main loop of each unary kernel (unary_<isa>.c.o) issues to the vector pipes, for
 AVX-512: every instruction with a vector register except loads, stores, broadcasts from memory
 and register-to-register moves (which x86 cores of this decade eliminate at rename); loop
 control runs on the integer pipes and is not counted either. A kernel with no single-block
-loop (its loop branches between a fast and a slow path) counts the fast path (hot_cycle). In all
+loop (its loop branches between a fast and a slow path) counts the fast path (hot_cycle). A
+kernel whose loop takes a form per block of vectors (simd_unary.inc's "~, BLOCKED" ops, on the
+ISAs whose vec_<isa>.h sets the capability the #if around that line names: AVX-512's gelu) has a
+single-block loop for each form, and the cheap one counts, the one the bench's data take. In all
 and per class (CLASSES:
 FMA and multiply, addition, min/max, compare, blend, shuffle, shift, integer logic, conversion,
 rounding, scalef, division, square root). The bench divides each count by the rate it measures
@@ -246,6 +249,31 @@ def issued(isa, block):
     return n, per
 
 
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+
+def blocked_ops(isa_name):
+    """The ops whose loop takes a form per block on this ISA: simd_unary.inc's "#define
+    SG_STAGES_<op> ~, BLOCKED" lines, each under an "#if <capability>" that vec_<isa>.h sets to 1."""
+    with open(os.path.join(ROOT, "kernels_simd", "simd_unary.inc")) as f:
+        unary = f.read()
+    with open(os.path.join(ROOT, f"kernels_{isa_name}", f"vec_{isa_name}.h")) as f:
+        vec = f.read()
+    ops = set()
+    for m in re.finditer(r"#if (SG_VEC_\w+)\n(?:(?!#(?:if|elif|else|endif)).*\n)*?"
+                         r"#define SG_STAGES_(\w+) ~, BLOCKED\n", unary):
+        if re.search(rf"#define {m.group(1)} 1\b", vec):
+            ops.add(m.group(2))
+    return ops
+
+
+def cheapest_loop(isa, body):
+    """Of a function's single-block loops that store vectors, the one with the fewest vector
+    instructions per stored vector."""
+    cands = [b for b in loops(isa, body) if out_stores(isa, b)]
+    return min(cands, key=lambda b: issued(isa, b)[0] / out_stores(isa, b)) if cands else None
+
+
 def issued_table(avx2_dir, avx512_dir):
     objdump = os.environ.get("X86_OBJDUMP", "objdump")
     names = ", ".join(name for name, _ in CLASSES)
@@ -256,11 +284,15 @@ def issued_table(avx2_dir, avx512_dir):
              f" * KERNEL_ISSUED(slot, isa, all, {names}). */"]
     for isa_name, isa, d in (("avx2", X86, avx2_dir), ("avx512", X86_512, avx512_dir)):
         funcs = disassemble(objdump, os.path.join(d, f"unary_{isa_name}.c.o"))
+        blocked = blocked_ops(isa_name)
         for name in sorted(funcs):
             m = re.fullmatch(rf"sg_f32_(\w+)__{isa_name}", name)
             if not m:
                 continue
-            block = main_loop(isa, funcs, name)
+            if m.group(1) in blocked:
+                block = cheapest_loop(isa, funcs[name])
+            else:
+                block = main_loop(isa, funcs, name)
             # VN per vector store to the output: a unary loop stores each vector it computes
             # once. (The pointer strides can mislead: a staged loop may step a copy of its
             # index by the 5 vectors its bound test looks ahead.)

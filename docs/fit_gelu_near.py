@@ -1,0 +1,123 @@
+#!/usr/bin/env python3
+"""The table behind AVX-512's gelu (kernels_simd/simd_math.inc, sg_gelu_tab32_), gelu(x) =
+max(-0, x) - T(a), T(a) = a Phi(-a), a = |x|. Lanes 0-27, for a < 5.5: T itself, no exponential
+(over a width of 1/5, e^(-a^2/2)'s fall is a polynomial's work), as polynomials of degree 6 in
+t = 5a - k on the intervals k = round(5a), 0 <= k <= 27 (the index is the low 5 bits of 5a +
+1.5 2^23). Lanes 28-31, for a in [5.5, 14.8], where T must be scaled by e^(-a^2/2) = (1 + s) 2^n:
+a G(a) = T(a) e^(a^2/2), degree 6 in t = 5w - k, k = round(5w), w = a / 12 + 5.5 (1 - 1/12)
+rounded (the same index and t as the near lanes', from w in [5.5, 6.3): intervals of 2.4 in a,
+over which a G, flat, is easy; w's rounding moves a G by 2e-8 at most).
+
+Near-minimax in relative error (weighted least squares in double against mpmath, Lawson's
+reweighting), the coefficients rounded to float one at a time from the top with the rest refitted;
+on interval 0 the constant is held at 0 (t = 5a there), so that T keeps its relative accuracy as
+a -> 0. Prints each near interval's worst error in ulp on float inputs, t rounded once as the
+kernel's FMA rounds it and Horner's evaluation rounded to float at every FMA: of -T (x < 0, the
+result is the polynomial's last rounding) and of x - T rounded (x > 0); each far interval's worst
+relative error of a G so evaluated (the scaling's own error comes on top); then the table in lane
+order.
+
+    python3 docs/fit_gelu_near.py [--degree D]
+
+Needs numpy and mpmath. Result (2026-12-06): near, at most 1.96 ulp (on [0, 0.1)), 1.76
+elsewhere; far, 6e-8 relative at most (degree 5 near reached 2.80 ulp with width 1/6).
+"""
+import sys
+
+import mpmath as mp
+import numpy as np
+
+mp.mp.dps = 40
+F32 = np.float32
+ARGS = dict(zip(sys.argv[1::2], map(int, sys.argv[2::2])))
+if len(sys.argv) % 2 == 0 or set(ARGS) - {"--degree"}:
+    sys.exit("usage: fit_gelu_near.py [--degree D]")
+DEGREE = ARGS.get("--degree", 6)
+SCALE, NEAR, LANES, FAR_FROM, TOP = 5, 28, 32, 5.5, 14.8
+FAR_SCALE, FAR_OFFSET = F32(1 / 12), F32(5.5 - 5.5 / 12)  # w = a FAR_SCALE + FAR_OFFSET
+
+
+def far_w(a):
+    """w as the kernel's FMA rounds it (float inputs a)."""
+    return (a * np.float64(FAR_SCALE) + np.float64(FAR_OFFSET)).astype(F32).astype(np.float64)
+
+
+def tail(a):
+    a = mp.mpf(a)
+    return float(a * mp.erfc(a / mp.sqrt(2)) / 2)
+
+
+def ag(a):
+    a = mp.mpf(a)
+    return float(a * mp.erfc(a / mp.sqrt(2)) * mp.exp(a * a / 2) / 2)
+
+
+def fit(t, y, fixed):
+    """Relative-error fit of the coefficients not in `fixed` (degree -> value)."""
+    free = [k for k in range(DEGREE + 1) if k not in fixed]
+    rhs = (y - sum(v * t**k for k, v in fixed.items())) / y
+    a = np.stack([t**k for k in free], 1) / y[:, None]
+    w = np.ones(len(t))
+    for _ in range(30):  # Lawson: weight the worst points up, toward the minimax fit
+        sol = np.linalg.lstsq(a * w[:, None], rhs * w, rcond=None)[0]
+        err = np.abs(a @ sol - rhs)
+        w = w * np.sqrt(err / err.max()) + 1e-12
+        w /= w.max()
+    c = dict(fixed)
+    c.update(zip(free, sol))
+    return c
+
+
+def horner_f32(c, t):
+    p = np.full_like(t, float(F32(c[DEGREE])))
+    for k in range(DEGREE - 1, -1, -1):
+        p = (p * t + c[k]).astype(F32).astype(np.float64)  # one rounding per FMA
+    return p
+
+
+def ulps(got, want):
+    w = np.abs(want).astype(F32)
+    return np.abs(got - want) / (np.nextafter(w, F32(np.inf)).astype(np.float64) - w)
+
+
+def fitted(s, e, origin, scale, func, zero):
+    """Float coefficients in t = (a - origin) scale on [s, e), and float inputs of it."""
+    n = 300  # Chebyshev points of the interval
+    a = (s + e) / 2 + (e - s) / 2 * np.cos(np.pi * (np.arange(n) + 0.5) / n)
+    t, y = (a - origin) * scale, np.array([func(v) for v in a])
+    fixed = {0: 0.0} if zero else {}
+    for d in range(DEGREE, -1, -1):  # round from the top, refit the rest
+        if d not in fixed:
+            fixed[d] = float(F32(fit(t, y, fixed)[d]))
+    at = np.unique(np.linspace(max(s, 1e-6), e, 3000).astype(F32)).astype(np.float64)
+    return fixed, at[(at >= s) & (at < e)]
+
+
+def main():
+    table = np.zeros((DEGREE + 1, LANES))
+    for k in range(NEAR):
+        s, e = max(0.0, (k - 0.5) / SCALE), min((k + 0.5) / SCALE, FAR_FROM)
+        c, at = fitted(s, e, k / SCALE, SCALE, tail, k == 0)
+        table[:, k] = [c[d] for d in range(DEGREE + 1)]
+        tt = (at * SCALE - k).astype(F32).astype(np.float64)  # the FMA's one rounding
+        got, want = horner_f32(c, tt), np.array([tail(v) for v in at])
+        neg = ulps(got, want).max()
+        pos = ulps((at - got).astype(F32).astype(np.float64), at - want).max()
+        print(f"/* lane {k:2d}: a in [{s:4.2f}, {e:4.2f}), x < 0 {neg:.2f} ulp, x > 0 {pos:.2f} */")
+    for k in range(NEAR, LANES):  # w in [(k - 1/2) / 5, (k + 1/2) / 5): a from w
+        s = max(FAR_FROM, ((k - 0.5) / SCALE - float(FAR_OFFSET)) / float(FAR_SCALE))
+        e = min(TOP, ((k + 0.5) / SCALE - float(FAR_OFFSET)) / float(FAR_SCALE))
+        # a G against t = 5w - k, w exact here: the fit's own variable is affine in a
+        origin = (k / SCALE - float(FAR_OFFSET)) / float(FAR_SCALE)  # where t = 0
+        c, at = fitted(s, e, origin, SCALE * float(FAR_SCALE), ag, False)
+        table[:, k] = [c[d] for d in range(DEGREE + 1)]
+        tt = (far_w(at) * SCALE - k).astype(F32).astype(np.float64)  # w and t rounded
+        err = np.max(np.abs(horner_f32(c, tt) / np.array([ag(v) for v in at]) - 1))
+        print(f"/* lane {k:2d}: a in [{s:5.2f}, {e:5.2f}), a G {err:.2e} relative */")
+    for d in range(DEGREE + 1):
+        print("{" + ", ".join(f"{F32(v)!r}f".replace("np.float32(", "").replace(")", "")
+                              for v in table[d]) + "},")
+
+
+if __name__ == "__main__":
+    main()
