@@ -17,7 +17,15 @@ result is the polynomial's last rounding) and of x - T rounded (x > 0); each far
 relative error of a G so evaluated (the scaling's own error comes on top); then the table in lane
 order.
 
-    python3 docs/fit_gelu_near.py [--degree D]
+    python3 docs/fit_gelu_near.py [--degree D] [--grad 1]
+
+With --grad 1, the table behind gelu's derivative (sg_gelu_grad_tab32_): near, D(a) = Phi(-a) -
+a phi(a), the derivative at x = -a (1 - D at x = a); far, G(a) = e^(a^2/2) Phi(-a) (the kernel
+subtracts a / sqrt(2 pi) with an FMA and scales by e^(-a^2/2)), in t = a - e, e the left edge of
+a's interval [4, 6), [6, 8), [8, 12) or [12, 16) (a's exponent and top mantissa bit: the index
+is bits(a) >> 22, plus 26): G falls like 1 / a, and w's rounding (up to 3e-6 in a) would cost it
+5e-7 relative. D crosses 0 at a = 0.7518, where only absolute accuracy means anything:
+below a = 1 the fit weighs errors against max(|D|, 0.01) and reports them absolute.
 
 Needs numpy and mpmath. Result (2026-12-06): near, at most 1.96 ulp (on [0, 0.1)), 1.76
 elsewhere; far, 6e-8 relative at most (degree 5 near reached 2.80 ulp with width 1/6).
@@ -30,11 +38,14 @@ import numpy as np
 mp.mp.dps = 40
 F32 = np.float32
 ARGS = dict(zip(sys.argv[1::2], map(int, sys.argv[2::2])))
-if len(sys.argv) % 2 == 0 or set(ARGS) - {"--degree"}:
-    sys.exit("usage: fit_gelu_near.py [--degree D]")
+if len(sys.argv) % 2 == 0 or set(ARGS) - {"--degree", "--grad"}:
+    sys.exit("usage: fit_gelu_near.py [--degree D] [--grad 1]")
 DEGREE = ARGS.get("--degree", 6)
+GRAD = bool(ARGS.get("--grad", 0))
+ABS_BELOW, ABS_FLOOR = 1.0, 0.01  # --grad: absolute below a = 1 (D's zero at 0.7518)
 SCALE, NEAR, LANES, FAR_FROM, TOP = 5, 28, 32, 5.5, 14.8
 FAR_SCALE, FAR_OFFSET = F32(1 / 12), F32(5.5 - 5.5 / 12)  # w = a FAR_SCALE + FAR_OFFSET
+FAR_EDGES = (4.0, 6.0, 8.0, 12.0, 16.0)  # --grad's far lanes: a's exponent, top mantissa bit
 
 
 def far_w(a):
@@ -52,11 +63,21 @@ def ag(a):
     return float(a * mp.erfc(a / mp.sqrt(2)) * mp.exp(a * a / 2) / 2)
 
 
-def fit(t, y, fixed):
-    """Relative-error fit of the coefficients not in `fixed` (degree -> value)."""
+def grad_near(a):
+    a = mp.mpf(a)
+    return float(mp.erfc(a / mp.sqrt(2)) / 2 - a * mp.exp(-a * a / 2) / mp.sqrt(2 * mp.pi))
+
+
+def grad_far(a):
+    a = mp.mpf(a)
+    return float(mp.erfc(a / mp.sqrt(2)) * mp.exp(a * a / 2) / 2)
+
+
+def fit(t, y, fixed, scale):
+    """Fit of the coefficients not in `fixed` (degree -> value), errors relative to scale."""
     free = [k for k in range(DEGREE + 1) if k not in fixed]
-    rhs = (y - sum(v * t**k for k, v in fixed.items())) / y
-    a = np.stack([t**k for k in free], 1) / y[:, None]
+    rhs = (y - sum(v * t**k for k, v in fixed.items())) / scale
+    a = np.stack([t**k for k in free], 1) / scale[:, None]
     w = np.ones(len(t))
     for _ in range(30):  # Lawson: weight the worst points up, toward the minimax fit
         sol = np.linalg.lstsq(a * w[:, None], rhs * w, rcond=None)[0]
@@ -85,34 +106,51 @@ def fitted(s, e, origin, scale, func, zero):
     n = 300  # Chebyshev points of the interval
     a = (s + e) / 2 + (e - s) / 2 * np.cos(np.pi * (np.arange(n) + 0.5) / n)
     t, y = (a - origin) * scale, np.array([func(v) for v in a])
+    weigh = np.maximum(np.abs(y), ABS_FLOOR) if GRAD and s < ABS_BELOW else np.abs(y)
     fixed = {0: 0.0} if zero else {}
     for d in range(DEGREE, -1, -1):  # round from the top, refit the rest
         if d not in fixed:
-            fixed[d] = float(F32(fit(t, y, fixed)[d]))
+            fixed[d] = float(F32(fit(t, y, fixed, weigh)[d]))
     at = np.unique(np.linspace(max(s, 1e-6), e, 3000).astype(F32)).astype(np.float64)
     return fixed, at[(at >= s) & (at < e)]
 
 
 def main():
     table = np.zeros((DEGREE + 1, LANES))
+    near, far = (grad_near, grad_far) if GRAD else (tail, ag)
     for k in range(NEAR):
         s, e = max(0.0, (k - 0.5) / SCALE), min((k + 0.5) / SCALE, FAR_FROM)
-        c, at = fitted(s, e, k / SCALE, SCALE, tail, k == 0)
+        c, at = fitted(s, e, k / SCALE, SCALE, near, k == 0 and not GRAD)
         table[:, k] = [c[d] for d in range(DEGREE + 1)]
         tt = (at * SCALE - k).astype(F32).astype(np.float64)  # the FMA's one rounding
-        got, want = horner_f32(c, tt), np.array([tail(v) for v in at])
+        got, want = horner_f32(c, tt), np.array([near(v) for v in at])
+        if GRAD:  # x = -a: D; x = a: 1 - D, rounded
+            pos = ulps((1 - got).astype(F32).astype(np.float64), 1 - want).max()
+            if s < ABS_BELOW:
+                neg = f"{np.abs(got - want).max():.1e} absolute"
+            else:
+                neg = f"{ulps(got, want).max():.2f} ulp"
+            print(f"/* lane {k:2d}: a in [{s:4.2f}, {e:4.2f}), x < 0 {neg}, x > 0 {pos:.2f} ulp */")
+            continue
         neg = ulps(got, want).max()
         pos = ulps((at - got).astype(F32).astype(np.float64), at - want).max()
         print(f"/* lane {k:2d}: a in [{s:4.2f}, {e:4.2f}), x < 0 {neg:.2f} ulp, x > 0 {pos:.2f} */")
-    for k in range(NEAR, LANES):  # w in [(k - 1/2) / 5, (k + 1/2) / 5): a from w
+    for k in range(NEAR, LANES if GRAD else 0):  # t = a - e, exact
+        edge = FAR_EDGES[k - NEAR]
+        s, e = max(edge, FAR_FROM), min(FAR_EDGES[k - NEAR + 1], TOP)
+        c, at = fitted(s, e, edge, 1.0, far, False)
+        table[:, k] = [c[d] for d in range(DEGREE + 1)]
+        err = np.max(np.abs(horner_f32(c, at - edge) / np.array([far(v) for v in at]) - 1))
+        print(f"/* lane {k:2d}: a in [{s:5.2f}, {e:5.2f}), G {err:.2e} relative */")
+    for k in range(NEAR, 0 if GRAD else LANES):  # w in [(k - 1/2) / 5, (k + 1/2) / 5): a from w
         s = max(FAR_FROM, ((k - 0.5) / SCALE - float(FAR_OFFSET)) / float(FAR_SCALE))
         e = min(TOP, ((k + 0.5) / SCALE - float(FAR_OFFSET)) / float(FAR_SCALE))
         # a G against t = 5w - k, w exact here: the fit's own variable is affine in a
         origin = (k / SCALE - float(FAR_OFFSET)) / float(FAR_SCALE)  # where t = 0
-        c, at = fitted(s, e, origin, SCALE * float(FAR_SCALE), ag, False)
+        c, at = fitted(s, e, origin, SCALE * float(FAR_SCALE), far, False)
         table[:, k] = [c[d] for d in range(DEGREE + 1)]
         tt = (far_w(at) * SCALE - k).astype(F32).astype(np.float64)  # w and t rounded
-        err = np.max(np.abs(horner_f32(c, tt) / np.array([ag(v) for v in at]) - 1))
+        err = np.max(np.abs(horner_f32(c, tt) / np.array([far(v) for v in at]) - 1))
         print(f"/* lane {k:2d}: a in [{s:5.2f}, {e:5.2f}), a G {err:.2e} relative */")
     for d in range(DEGREE + 1):
         print("{" + ", ".join(f"{F32(v)!r}f".replace("np.float32(", "").replace(")", "")

@@ -26,7 +26,8 @@ and register-to-register moves (which x86 cores of this decade eliminate at rena
 control runs on the integer pipes and is not counted either. A kernel with no single-block
 loop (its loop branches between a fast and a slow path) counts the fast path (hot_cycle). A
 kernel whose loop takes a form per block of vectors (simd_unary.inc's "~, BLOCKED" ops, on the
-ISAs whose vec_<isa>.h sets the capability the #if around that line names: AVX-512's gelu) has a
+ISAs whose vec_<isa>.h sets the capability the #if around that line names: AVX-512's gelu and
+gelu_backward) has a
 single-block loop for each form, and the cheap one counts, the one the bench's data take. In all
 and per class (CLASSES:
 FMA and multiply, addition, min/max, compare, blend, shuffle, shift, integer logic, conversion,
@@ -253,17 +254,18 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 
 def blocked_ops(isa_name):
-    """The ops whose loop takes a form per block on this ISA: simd_unary.inc's "#define
-    SG_STAGES_<op> ~, BLOCKED" lines, each under an "#if <capability>" that vec_<isa>.h sets to 1."""
+    """The slots whose loop takes a form per block on this ISA: simd_unary.inc's "#define
+    SG_STAGES_<op> ~, BLOCKED" (<op>) and "SG_STAGES_BACKWARD_<op> ~, BLOCKED" (<op>_backward)
+    lines, each under an "#if <capability>" that vec_<isa>.h sets to 1."""
     with open(os.path.join(ROOT, "kernels_simd", "simd_unary.inc")) as f:
         unary = f.read()
     with open(os.path.join(ROOT, f"kernels_{isa_name}", f"vec_{isa_name}.h")) as f:
         vec = f.read()
     ops = set()
     for m in re.finditer(r"#if (SG_VEC_\w+)\n(?:(?!#(?:if|elif|else|endif)).*\n)*?"
-                         r"#define SG_STAGES_(\w+) ~, BLOCKED\n", unary):
+                         r"#define SG_STAGES_(BACKWARD_)?(\w+) ~, BLOCKED\n", unary):
         if re.search(rf"#define {m.group(1)} 1\b", vec):
-            ops.add(m.group(2))
+            ops.add(m.group(3) + ("_backward" if m.group(2) else ""))
     return ops
 
 

@@ -336,9 +336,9 @@ const opinfo_unary opinfo_unary_table[] = {
      /* SIMD, FMAs and multiplies on AVX-512 (the fewest): its near form's 8 (k's FMA, t's, the
         polynomial's 6; the far lanes' form 19, as every lane before the twenty-eighth landing:
         a G's 6, a log2e / 2, y, a / 2, j LN2_HI, r's 2, e^r's 6, a G (1 + s); AVX2: 21, its a G
-        of degree 7 and the scale a multiply; NEON 19); backward vgelu_grad_parts_, q, t, dy
-        times it, 21. */
-     .flops = OPINFO_FLOPS_SIMD(OPINFO_TRANSC + 4, 2 * OPINFO_TRANSC + 6, 16, 42),
+        of degree 7 and the scale a multiply; NEON 19); backward the near form's 8 and dy times
+        it, 9 (elsewhere vgelu_grad_parts_, q, t, dy times it, 21). */
+     .flops = OPINFO_FLOPS_SIMD(OPINFO_TRANSC + 4, 2 * OPINFO_TRANSC + 6, 16, 18),
      /* gelu' cancels near its zero at -0.75: promised on [-20, -1]. */
      .promise = {.fwd = 2.7, .fwd_range = {-20, 20}, .bwd = 3.3, .bwd_range = {-20, -1}}},
     {.name = "sin",

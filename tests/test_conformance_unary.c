@@ -15,11 +15,11 @@ static const uslot k_step[] = {SG_FOR_EACH_STEP_OP(S_ENTRY_)};
 
 /* ==== Unary: forward, backward, step ops, leaky_relu, clip ================================== */
 
-/* Where set, the forward cases draw x from the bench's range of the op instead of its
-   conformance domain, and every 1000th from the 300th is the domain's low end: a kernel that takes
-   a cheap form per block of vectors where the data allow (AVX-512's gelu, simd_unary.inc's
-   SG_UNARY_LOOP_BLOCKED_) is checked on the data the bench measures, and on blocks with one odd
-   lane. */
+/* Where set, the forward and backward cases draw x from the bench's range of the op instead of
+   its conformance domain, and every 1000th from the 300th is the domain's low end: a kernel that
+   takes a cheap form per block of vectors where the data allow (AVX-512's gelu and its gradient,
+   simd_unary.inc's SG_UNARY_LOOP_BLOCKED_) is checked on the data the bench measures, and on
+   blocks with one odd lane. */
 static struct {
   bool on;
   float lo, hi;
@@ -82,7 +82,7 @@ static void unary_backward_case(const ucall *u, size_t n, size_t k, size_t off, 
   seed(case_seed(slot, n, k, (size_t)p));
   float *x = fnew(n), *y = fnew(n), *dy = fnew(n), *want = fnew(n);
   double *scale = calloc(n ? n : 1, sizeof *scale);
-  gen(x, n, tf->lo, tf->hi, p, k + 3u * (size_t)p);
+  gen_x(x, n, tf, p, k + 3u * (size_t)p);
   gen(dy, n, -1, 1, p, k + 7u);
   ucall_fwd(ref, u, x, y, n);
   for (size_t i = 0; i < n; i++) scale[i] = fabs(dy[i]) * (t->mag ? t->mag(x[i]) : 1);
@@ -234,20 +234,23 @@ Test(conformance, unary_loops_agree_with_one_element_calls) {
   finish("unary loops");
 }
 
-/* Every unary op again on its bench range, an odd value every 1000 elements: forward values on
-   every size, the streamed size, and the loops against one-element calls (a block's odd lane must
-   not move the bits of the others). */
+/* Every unary op again on its bench range, an odd value every 1000 elements: forward and
+   backward values on every size, the streamed size, and the loops against one-element calls (a
+   block's odd lane must not move the bits of the others). */
 Test(conformance, unary_on_the_bench_range) {
   for (size_t i = 0; i < COUNT(k_unary); i++) {
     const opinfo_unary *r = opinfo_unary_find(k_unary[i].name);
     cr_assert_not_null(r, "no op-info row for %s", k_unary[i].name);
     g_bench_range.on = true, g_bench_range.lo = r->bench_range.lo;
     g_bench_range.hi = r->bench_range.hi;
-    ucall u = {k_unary[i].name, k_unary[i].fwd, 0, SV_NONE, 0, 0, 0};
+    ucall u = {k_unary[i].name, k_unary[i].fwd, k_unary[i].bwd, k_unary[i].saved, 0, 0, 0};
     unary_forward(&u);
-    unary_streamed(&u, false);
-    unary_loops_agree(&u, BIG, false);
-    unary_loops_agree(&u, STREAM_N, false);
+    unary_backward(&u);
+    for (int backward = 0; backward < 2; backward++) {
+      unary_streamed(&u, backward);
+      unary_loops_agree(&u, BIG, backward);
+      unary_loops_agree(&u, STREAM_N, backward);
+    }
     g_bench_range.on = false;
   }
   finish("unary on the bench range");
