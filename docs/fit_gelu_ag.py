@@ -19,10 +19,14 @@ Needs numpy and mpmath. Result (2026-12-04): at most 8.7e-8 relative (on [0.75, 
 evaluation's own rounding; docs/accuracy.md's sweep measures the kernel at 2.06 ulp. With --lanes
 8 (2026-12-06): at most 1.16e-7 (on [0, 1/2)), 9.8e-8 elsewhere.
 """
+import os
 import sys
 
 import mpmath as mp
 import numpy as np
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from fit_poly import horner_f32, lawson_fit, print_c_rows  # noqa: E402
 
 mp.mp.dps = 40
 F32 = np.float32
@@ -50,29 +54,6 @@ def interval(lane):
     return s + m * w, min(s + (m + 1) * w, 14.8)
 
 
-def fit(f, y, fixed):
-    """Relative-error fit of the coefficients not in `fixed` (degree -> value)."""
-    free = [k for k in range(DEGREE + 1) if k not in fixed]
-    rhs = (y - sum(v * f**k for k, v in fixed.items())) / y
-    a = np.stack([f**k for k in free], 1) / y[:, None]
-    w = np.ones(len(f))
-    for _ in range(30):  # Lawson: weight the worst points up, toward the minimax fit
-        sol = np.linalg.lstsq(a * w[:, None], rhs * w, rcond=None)[0]
-        err = np.abs(a @ sol - rhs)
-        w = w * np.sqrt(err / err.max()) + 1e-12
-        w /= w.max()
-    c = dict(fixed)
-    c.update(zip(free, sol))
-    return c
-
-
-def horner_f32(c, f):
-    p = np.full_like(f, float(F32(c[DEGREE])))
-    for k in range(DEGREE - 1, -1, -1):
-        p = (p * f + c[k]).astype(F32).astype(np.float64)  # one rounding per FMA
-    return p
-
-
 def main():
     table = np.zeros((DEGREE + 1, LANES))
     for lane in range(LANES):
@@ -83,15 +64,13 @@ def main():
         fixed = {0: 0.0} if s == 0 else {}
         for k in range(DEGREE, -1, -1):  # round from the top, refit the rest
             if k not in fixed:
-                fixed[k] = float(F32(fit(f, y, fixed)[k]))
+                fixed[k] = float(F32(lawson_fit(f, y, fixed, y, DEGREE)[k]))
         table[:, lane] = [fixed[k] for k in range(DEGREE + 1)]
         at = np.linspace(s, e, 3001)[1:-1].astype(F32).astype(np.float64)  # float inputs
         ft = at - s  # exact, as the kernel's
-        err = np.max(np.abs(horner_f32(fixed, ft) / np.array([ag(v) for v in at]) - 1))
+        err = np.max(np.abs(horner_f32(fixed, ft, DEGREE) / np.array([ag(v) for v in at]) - 1))
         print(f"/* lane {lane:2d}: a in [{s:5.2f}, {e:5.2f}), {err:.2e} relative in float */")
-    for k in range(DEGREE + 1):
-        print("{" + ", ".join(f"{F32(v)!r}f".replace("np.float32(", "").replace(")", "")
-                              for v in table[k]) + "},")
+    print_c_rows(table)
 
 
 if __name__ == "__main__":

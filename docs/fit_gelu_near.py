@@ -30,10 +30,14 @@ below a = 1 the fit weighs errors against max(|D|, 0.01) and reports them absolu
 Needs numpy and mpmath. Result (2026-12-06): near, at most 1.96 ulp (on [0, 0.1)), 1.76
 elsewhere; far, 6e-8 relative at most (degree 5 near reached 2.80 ulp with width 1/6).
 """
+import os
 import sys
 
 import mpmath as mp
 import numpy as np
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from fit_poly import horner_f32, lawson_fit, print_c_rows  # noqa: E402
 
 mp.mp.dps = 40
 F32 = np.float32
@@ -73,29 +77,6 @@ def grad_far(a):
     return float(mp.erfc(a / mp.sqrt(2)) * mp.exp(a * a / 2) / 2)
 
 
-def fit(t, y, fixed, scale):
-    """Fit of the coefficients not in `fixed` (degree -> value), errors relative to scale."""
-    free = [k for k in range(DEGREE + 1) if k not in fixed]
-    rhs = (y - sum(v * t**k for k, v in fixed.items())) / scale
-    a = np.stack([t**k for k in free], 1) / scale[:, None]
-    w = np.ones(len(t))
-    for _ in range(30):  # Lawson: weight the worst points up, toward the minimax fit
-        sol = np.linalg.lstsq(a * w[:, None], rhs * w, rcond=None)[0]
-        err = np.abs(a @ sol - rhs)
-        w = w * np.sqrt(err / err.max()) + 1e-12
-        w /= w.max()
-    c = dict(fixed)
-    c.update(zip(free, sol))
-    return c
-
-
-def horner_f32(c, t):
-    p = np.full_like(t, float(F32(c[DEGREE])))
-    for k in range(DEGREE - 1, -1, -1):
-        p = (p * t + c[k]).astype(F32).astype(np.float64)  # one rounding per FMA
-    return p
-
-
 def ulps(got, want):
     w = np.abs(want).astype(F32)
     return np.abs(got - want) / (np.nextafter(w, F32(np.inf)).astype(np.float64) - w)
@@ -110,7 +91,7 @@ def fitted(s, e, origin, scale, func, zero):
     fixed = {0: 0.0} if zero else {}
     for d in range(DEGREE, -1, -1):  # round from the top, refit the rest
         if d not in fixed:
-            fixed[d] = float(F32(fit(t, y, fixed, weigh)[d]))
+            fixed[d] = float(F32(lawson_fit(t, y, fixed, weigh, DEGREE)[d]))
     at = np.unique(np.linspace(max(s, 1e-6), e, 3000).astype(F32)).astype(np.float64)
     return fixed, at[(at >= s) & (at < e)]
 
@@ -123,7 +104,7 @@ def main():
         c, at = fitted(s, e, k / SCALE, SCALE, near, k == 0 and not GRAD)
         table[:, k] = [c[d] for d in range(DEGREE + 1)]
         tt = (at * SCALE - k).astype(F32).astype(np.float64)  # the FMA's one rounding
-        got, want = horner_f32(c, tt), np.array([near(v) for v in at])
+        got, want = horner_f32(c, tt, DEGREE), np.array([near(v) for v in at])
         if GRAD:  # x = -a: D; x = a: 1 - D, rounded
             pos = ulps((1 - got).astype(F32).astype(np.float64), 1 - want).max()
             if s < ABS_BELOW:
@@ -140,7 +121,7 @@ def main():
         s, e = max(edge, FAR_FROM), min(FAR_EDGES[k - NEAR + 1], TOP)
         c, at = fitted(s, e, edge, 1.0, far, False)
         table[:, k] = [c[d] for d in range(DEGREE + 1)]
-        err = np.max(np.abs(horner_f32(c, at - edge) / np.array([far(v) for v in at]) - 1))
+        err = np.max(np.abs(horner_f32(c, at - edge, DEGREE) / np.array([far(v) for v in at]) - 1))
         print(f"/* lane {k:2d}: a in [{s:5.2f}, {e:5.2f}), G {err:.2e} relative */")
     for k in range(NEAR, 0 if GRAD else LANES):  # w in [(k - 1/2) / 5, (k + 1/2) / 5): a from w
         s = max(FAR_FROM, ((k - 0.5) / SCALE - float(FAR_OFFSET)) / float(FAR_SCALE))
@@ -150,11 +131,9 @@ def main():
         c, at = fitted(s, e, origin, SCALE * float(FAR_SCALE), far, False)
         table[:, k] = [c[d] for d in range(DEGREE + 1)]
         tt = (far_w(at) * SCALE - k).astype(F32).astype(np.float64)  # w and t rounded
-        err = np.max(np.abs(horner_f32(c, tt) / np.array([far(v) for v in at]) - 1))
+        err = np.max(np.abs(horner_f32(c, tt, DEGREE) / np.array([far(v) for v in at]) - 1))
         print(f"/* lane {k:2d}: a in [{s:5.2f}, {e:5.2f}), a G {err:.2e} relative */")
-    for d in range(DEGREE + 1):
-        print("{" + ", ".join(f"{F32(v)!r}f".replace("np.float32(", "").replace(")", "")
-                              for v in table[d]) + "},")
+    print_c_rows(table)
 
 
 if __name__ == "__main__":
