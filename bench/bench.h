@@ -216,7 +216,8 @@ void bench_openblas_sgemm(int n, const float *a, const float *b, float *c);
 void bench_op_range(const char *op, int i, float *lo, float *hi);
 /* --input-range=LO,HI: operand 0 of every op drawn from [lo, hi) instead (a kernel whose speed
    depends on its data, as AVX-512's gelu on its far lanes, measured on other data). False, with
-   nothing changed, unless the text is two finite numbers lo < hi. */
+   nothing changed, unless the text is two finite numbers lo < hi, with no blank before either,
+   whose difference is finite too. */
 bool bench_set_input_range(const char *text);
 /* Nominal FLOPs per element of a slot ("exp", "exp_backward", "reduce_max", ...): see
    docs/bench.md. A slot without a row in the op-info tables ends the program. */

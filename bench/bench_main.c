@@ -217,7 +217,8 @@ int main(int argc, char **argv) {
   const char *range = take_flag(&argc, argv, "--input-range");
   if (range && !bench_set_input_range(range)) {
     fprintf(stderr,
-            "simdgrad_bench: --input-range=%s: expected LO,HI, two finite numbers, LO < HI\n",
+            "simdgrad_bench: --input-range=%s: expected LO,HI, two finite numbers, LO < HI, HI - "
+            "LO finite\n",
             range);
     return 1;
   }

@@ -7,6 +7,7 @@
  * charged OPINFO_TRANSC, about what a vectorised polynomial implementation executes (range
  * reduction plus a degree 6-8 polynomial in FMAs). A slot without FLOPs in the tables is an
  * error (tests/test_opinfo.c checks every slot of backend.h's lists has them). */
+#include <ctype.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -21,11 +22,14 @@ static opinfo_range g_range;
 
 bool bench_set_input_range(const char *text) {
   char *end;
+  if (isspace((unsigned char)*text)) return false;
   float lo = strtof(text, &end);
-  if (end == text || *end != ',') return false;
+  if (end == text || *end != ',' || isspace((unsigned char)end[1])) return false;
   const char *rest = end + 1;
   float hi = strtof(rest, &end);
-  if (end == rest || *end || !isfinite(lo) || !isfinite(hi) || !(lo < hi)) return false;
+  /* The buffers draw lo + (hi - lo) u: the width must be finite too. */
+  if (end == rest || *end || !isfinite(lo) || !isfinite(hi) || !(lo < hi) || !isfinite(hi - lo))
+    return false;
   g_range = (opinfo_range){lo, hi};
   g_range_set = true;
   return true;

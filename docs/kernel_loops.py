@@ -28,7 +28,9 @@ loop (its loop branches between a fast and a slow path) counts the fast path (ho
 kernel whose loop takes a form per block of vectors (simd_unary.inc's "~, BLOCKED" ops, on the
 ISAs whose vec_<isa>.h sets the capability the #if around that line names: AVX-512's gelu and
 gelu_backward) has a
-single-block loop for each form, and the cheap one counts, the one the bench's data take. In all
+single-block loop for each form, and the cheap one counts, the one the bench's data take (the
+block's test before it, a compare or two a vector, is left out: the bound is 5-10% short of the
+kernel's work). In all
 and per class (CLASSES:
 FMA and multiply, addition, min/max, compare, blend, shuffle, shift, integer logic, conversion,
 rounding, scalef, division, square root). The bench divides each count by the rate it measures
