@@ -218,6 +218,7 @@ static inline vbits_t vbits_iota(void) { return _mm256_setr_epi32(0, 1, 2, 3, 4,
 static inline vbits_t vbits_add(vbits_t a, vbits_t b) { return _mm256_add_epi32(a, b); }
 static inline vbits_t vbits_mul(vbits_t a, vbits_t b) { return _mm256_mullo_epi32(a, b); }
 static inline vbits_t vbits_xor(vbits_t a, vbits_t b) { return _mm256_xor_si256(a, b); }
+static inline vbits_t vbits_max_u32(vbits_t a, vbits_t b) { return _mm256_max_epu32(a, b); }
 /* a >= b as unsigned: AVX2 has no unsigned compare, but max(a, b) == a says it. */
 static inline vmask vbits_ge_u32(vbits_t a, vbits_t b) {
   return _mm256_castsi256_ps(_mm256_cmpeq_epi32(_mm256_max_epu32(a, b), a));

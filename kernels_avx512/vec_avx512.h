@@ -188,6 +188,7 @@ static inline vbits_t vbits_iota(void) {
 static inline vbits_t vbits_add(vbits_t a, vbits_t b) { return _mm512_add_epi32(a, b); }
 static inline vbits_t vbits_mul(vbits_t a, vbits_t b) { return _mm512_mullo_epi32(a, b); }
 static inline vbits_t vbits_xor(vbits_t a, vbits_t b) { return _mm512_xor_si512(a, b); }
+static inline vbits_t vbits_max_u32(vbits_t a, vbits_t b) { return _mm512_max_epu32(a, b); }
 static inline vmask vbits_ge_u32(vbits_t a, vbits_t b) {
   return _mm512_cmp_epu32_mask(a, b, _MM_CMPINT_NLT);
 }
