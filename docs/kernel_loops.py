@@ -28,9 +28,9 @@ loop (its loop branches between a fast and a slow path) counts the fast path (ho
 kernel whose loop takes a form per block of vectors (simd_unary.inc's "~, BLOCKED" ops, on the
 ISAs whose vec_<isa>.h sets the capability the #if around that line names: AVX-512's gelu and
 gelu_backward) has a
-single-block loop for each form, and the cheap one counts, the one the bench's data take (the
-block's test before it, a compare or two a vector, is left out: the bound is 5-10% short of the
-kernel's work). In all
+single-block loop for each form, and the cheap one counts, the one the bench's data take, with
+the block's test before it (the straight run ending in the jump to that loop, its elements VN per
+vector it loads) added per element. In all
 and per class (CLASSES:
 FMA and multiply, addition, min/max, compare, blend, shuffle, shift, integer logic, conversion,
 rounding, scalef, division, square root). The bench divides each count by the rate it measures
@@ -278,6 +278,44 @@ def cheapest_loop(isa, body):
     return min(cands, key=lambda b: issued(isa, b)[0] / out_stores(isa, b)) if cands else None
 
 
+def block_test(isa, body, near):
+    """The test of a block before a "~, BLOCKED" kernel's near loop (the instruction list near):
+    the straight run (no branch, no branch target inside) that ends in a conditional jump whose
+    target or fall-through reaches the loop through straight code. Of such runs, the one that
+    loads the most vectors. Returns (instructions, elements: VN per
+    vector loaded), or None."""
+    jump = re.compile(r"^j\w*\s+([0-9a-f]+) <")
+    targets = {int(m.group(1), 16) for _, t in body for m in [jump.match(t)] if m}
+    start = end = None
+    for a, t in body:
+        m = isa.backward.match(t)
+        if m and [x for b, x in body if int(m.group(1), 16) <= b <= a] == near:
+            start, end = int(m.group(1), 16), a
+    if start is None:
+        return None
+    addrs = [a for a, _ in body]
+
+    def straight_to_loop(a):  # from address a, straight code (no branch) up to the loop's start
+        return a <= start and not any(isa.branch.match(t) for b, t in body if a <= b < start)
+
+    best = None
+    for k, (a, t) in enumerate(body):
+        m = jump.match(t)
+        if not m or t.startswith("jmp") or start <= a <= end or k + 1 == len(body):
+            continue
+        if not (straight_to_loop(int(m.group(1), 16)) or straight_to_loop(addrs[k + 1])):
+            continue
+        j = k
+        while j > 0 and addrs[j] not in targets and not isa.branch.match(body[j - 1][1]):
+            j -= 1
+        run = [x for _, x in body[j:k + 1]]
+        loads = sum(1 for x in run if (isa.vec_mem(x) or ("", 0, ""))[0] == "ld"
+                    and "%rsp" not in x and "%rbp" not in x)
+        if loads and (best is None or loads > best[1]):
+            best = (run, loads)
+    return (best[0], isa.vn * best[1]) if best else None
+
+
 def issued_table(avx2_dir, avx512_dir):
     objdump = os.environ.get("X86_OBJDUMP", "objdump")
     names = ", ".join(name for name, _ in CLASSES)
@@ -308,6 +346,13 @@ def issued_table(avx2_dir, avx512_dir):
             if not elements:
                 continue
             n, per = issued(isa, block)
+            if m.group(1) in blocked:
+                test = block_test(isa, funcs[name], block)
+                if not test:
+                    sys.exit(f"{name}: no block test found before its near loop")
+                tn, tper = issued(isa, test[0])
+                n += tn * elements / test[1]
+                per = [c + tc * elements / test[1] for c, tc in zip(per, tper)]
             cells = ", ".join(f"{c / elements:.6g}" for c in [n] + per)
             lines.append(f'KERNEL_ISSUED("{m.group(1)}", "{isa_name}", {cells})')
     lines.append("/* clang-format on */")
