@@ -13,6 +13,7 @@
 
 #ifdef SIMDGRAD_HAVE_AVX2
 void sg__backend_fill__avx2(sg_backend *b);
+void sg__backend_plain_loops__avx2(sg_backend *b);
 #endif
 #ifdef SIMDGRAD_HAVE_AVX512
 void sg__backend_fill__avx512(sg_backend *b);
@@ -56,6 +57,7 @@ static void build_tables(void) {
   if (g_available[BE_AVX2]) {
     g_tables[BE_AVX2] = g_tables[BE_SCALAR];
     sg__backend_fill__avx2(&g_tables[BE_AVX2]);
+    if (g_plain_loops) sg__backend_plain_loops__avx2(&g_tables[BE_AVX2]);
     g_best = BE_AVX2;
   }
 #endif

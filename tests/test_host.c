@@ -620,9 +620,11 @@ Test(host_env, omp_thread_limit_caps_sg_threads) {
 }
 
 /* SIMDGRAD_UNARY_LOOPS picks the plain or the staged loops of the unary kernels that have both
-   (AVX-512's exp); unset, the CPU's vendor does. */
+   (AVX-512's exp, AVX2's tanh and the other staged forward loops); unset, the CPU's vendor does.
+   AVX-512's table, built on AVX2's, keeps its own tanh either way. */
 #if defined(__x86_64__)
 sg_unary_fn sg_f32_exp__avx512, sg_f32_exp_plain__avx512;
+sg_unary_fn sg_f32_tanh__avx2, sg_f32_tanh_plain__avx2, sg_f32_tanh__avx512;
 #endif
 static void expect_unary_loops(const char *want) {
   cr_assert_eq(sg_init(), SG_OK, "%s", sg_last_error());
@@ -633,6 +635,11 @@ static void expect_unary_loops(const char *want) {
     cr_assert(b->exp ==
                   (strcmp(want, "plain") == 0 ? sg_f32_exp_plain__avx512 : sg_f32_exp__avx512),
               "the avx512 table's exp is not its %s loop", want);
+  if (b) cr_assert(b->tanh == sg_f32_tanh__avx512, "the avx512 table's tanh is not its own");
+  b = sg_backend_get("avx2");
+  if (b)
+    cr_assert(b->tanh == (strcmp(want, "plain") == 0 ? sg_f32_tanh_plain__avx2 : sg_f32_tanh__avx2),
+              "the avx2 table's tanh is not its %s loop", want);
 #endif
 }
 
