@@ -282,8 +282,7 @@ def block_test(isa, body, near):
     """The test of a block before a "~, BLOCKED" kernel's near loop (the instruction list near):
     the straight run (no branch, no branch target inside) that ends in a conditional jump whose
     target or fall-through reaches the loop through straight code. Of such runs, the one that
-    loads the most vectors. Returns (instructions, elements: VN per
-    vector loaded), or None."""
+    loads the most vectors. Returns (instructions, elements: VN per vector loaded), or None."""
     jump = re.compile(r"^j\w*\s+([0-9a-f]+) <")
     targets = {int(m.group(1), 16) for _, t in body for m in [jump.match(t)] if m}
     start = end = None
