@@ -29,8 +29,8 @@ kernel whose loop takes a form per block of vectors (simd_unary.inc's "~, BLOCKE
 ISAs whose vec_<isa>.h sets the capability the #if around that line names: AVX-512's gelu and
 gelu_backward) has a
 single-block loop for each form, and the cheap one counts, the one the bench's data take, with
-the block's test before it (the straight run ending in the jump to that loop, its elements VN per
-vector it loads) added per element. In all
+the block's test before it (the straight run ending in the conditional jump that chooses between
+the forms, its elements VN per vector it loads) added per element. In all
 and per class (CLASSES:
 FMA and multiply, addition, min/max, compare, blend, shuffle, shift, integer logic, conversion,
 rounding, scalef, division, square root). The bench divides each count by the rate it measures
@@ -273,8 +273,11 @@ def blocked_ops(isa_name):
 
 def cheapest_loop(isa, body):
     """Of a function's single-block loops that store vectors, the one with the fewest vector
-    instructions per stored vector."""
+    instructions per stored vector, of those without non-temporal stores where there are any
+    (the loop in cache, the bench's rows up to the last-level cache)."""
     cands = [b for b in loops(isa, body) if out_stores(isa, b)]
+    cached = [b for b in cands if not any(x.startswith("vmovnt") for x in b)]
+    cands = cached or cands
     return min(cands, key=lambda b: issued(isa, b)[0] / out_stores(isa, b)) if cands else None
 
 

@@ -221,7 +221,7 @@ static inline vbits_t vbits_xor(vbits_t a, vbits_t b) { return _mm256_xor_si256(
 static inline vbits_t vbits_max_u32(vbits_t a, vbits_t b) { return _mm256_max_epu32(a, b); }
 /* a >= b as unsigned: AVX2 has no unsigned compare, but max(a, b) == a says it. */
 static inline vmask vbits_ge_u32(vbits_t a, vbits_t b) {
-  return _mm256_castsi256_ps(_mm256_cmpeq_epi32(_mm256_max_epu32(a, b), a));
+  return _mm256_castsi256_ps(_mm256_cmpeq_epi32(vbits_max_u32(a, b), a));
 }
 
 /* SLEEF, 1.0 ULP class (u10), where simd_math.inc has nothing faster. */
