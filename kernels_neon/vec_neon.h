@@ -24,6 +24,8 @@ static inline vf vset1(float x) { return vdupq_n_f32(x); }
 static inline vf vzero(void) { return vdupq_n_f32(0.0f); }
 static inline vf vloadu(const float *p) { return vld1q_f32(p); }
 static inline void vstoreu(float *p, vf v) { vst1q_f32(p, v); }
+/* vloadu (vec_avx2.h says why x86 needs its own): NEON's arithmetic reads no memory operand. */
+static inline vf vloadu_once(const float *p) { return vld1q_f32(p); }
 
 /* Lanes [0, n) for n < VN. NEON has no masked load or store, so the tails go lane by lane
    (a 64-bit pair and single lanes): nothing past p[n-1] is read or written, other lanes are 0. */
