@@ -23,7 +23,7 @@ static inline vf vzero(void) { return _mm512_setzero_ps(); }
 static inline vf vloadu(const float *p) { return _mm512_loadu_ps(p); }
 static inline void vstoreu(float *p, vf v) { _mm512_storeu_ps(p, v); }
 /* vloadu: held in a register (vec_avx2.h), tanh_, sigmoid_ and elu_backward from L2 took
-   0.95-1.02x the time with their third load a vector gone, and relu_backward lost its load into
+   0.98-1.06x the time with their third load a vector gone, and relu_backward lost its load into
    the zeroing mask's move, one instruction more a vector. */
 static inline vf vloadu_once(const float *p) { return _mm512_loadu_ps(p); }
 
