@@ -22,8 +22,8 @@ static inline vf vzero(void) { return _mm256_setzero_ps(); }
 static inline vf vloadu(const float *p) { return _mm256_loadu_ps(p); }
 static inline void vstoreu(float *p, vf v) { _mm256_storeu_ps(p, v); }
 /* vloadu, the value then held in a register: gcc folds a loaded vector into each instruction
-   that reads it, one load apiece, and AVX2 tanh_backward, whose y two instructions read, took
-   0.88x the time from L2 loading it once. The empty asm is the register's only cost. */
+   that reads it, one load apiece. tanh_backward reads y in two instructions, and from L2 it took
+   0.88x the time with y loaded once. The empty asm costs no instruction. */
 static inline vf vloadu_once(const float *p) {
   vf v = _mm256_loadu_ps(p);
   __asm__("" : "+x"(v));
