@@ -231,6 +231,10 @@ static inline vbits_t vbits_max_u32(vbits_t a, vbits_t b) { return _mm256_max_ep
 static inline vmask vbits_ge_u32(vbits_t a, vbits_t b) {
   return _mm256_castsi256_ps(_mm256_cmpeq_epi32(vbits_max_u32(a, b), a));
 }
+/* a > b as signed: one instruction where the unsigned test takes two. */
+static inline vmask vbits_gt_s32(vbits_t a, vbits_t b) {
+  return _mm256_castsi256_ps(_mm256_cmpgt_epi32(a, b));
+}
 
 /* SLEEF, 1.0 ULP class (u10), where simd_math.inc has nothing faster. */
 static inline vf vlog(vf a) { return Sleef_logf8_u10avx2(a); }

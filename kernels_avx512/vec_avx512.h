@@ -196,6 +196,7 @@ static inline vbits_t vbits_max_u32(vbits_t a, vbits_t b) { return _mm512_max_ep
 static inline vmask vbits_ge_u32(vbits_t a, vbits_t b) {
   return _mm512_cmp_epu32_mask(a, b, _MM_CMPINT_NLT);
 }
+static inline vmask vbits_gt_s32(vbits_t a, vbits_t b) { return _mm512_cmpgt_epi32_mask(a, b); }
 
 /* SLEEF, 1.0 ULP class (u10), where simd_math.inc has nothing faster. */
 static inline vf vlog(vf a) { return Sleef_logf16_u10avx512f(a); }

@@ -232,6 +232,9 @@ static inline vbits_t vbits_mul(vbits_t a, vbits_t b) { return vmulq_u32(a, b); 
 static inline vbits_t vbits_xor(vbits_t a, vbits_t b) { return veorq_u32(a, b); }
 static inline vbits_t vbits_max_u32(vbits_t a, vbits_t b) { return vmaxq_u32(a, b); }
 static inline vmask vbits_ge_u32(vbits_t a, vbits_t b) { return vcgeq_u32(a, b); }
+static inline vmask vbits_gt_s32(vbits_t a, vbits_t b) {
+  return vcgtq_s32(vreinterpretq_s32_u32(a), vreinterpretq_s32_u32(b));
+}
 
 /* SLEEF, 1.0 ULP class (u10), Advanced SIMD builds, where simd_math.inc has nothing faster. */
 static inline vf vlog(vf a) { return Sleef_logf4_u10advsimd(a); }
