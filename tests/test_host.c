@@ -620,10 +620,11 @@ Test(host_env, omp_thread_limit_caps_sg_threads) {
 }
 
 /* SIMDGRAD_UNARY_LOOPS picks the plain or the staged loops of the unary kernels that have both
-   (AVX-512's exp, AVX2's staged forward ops); unset, the CPU's vendor does. AVX-512's table,
-   built on AVX2's, keeps its own kernels either way. */
+   (AVX-512's exp and selu_backward, AVX2's staged forward ops); unset, the CPU's vendor does.
+   AVX-512's table, built on AVX2's, keeps its own kernels either way. */
 #if defined(__x86_64__)
 sg_unary_fn sg_f32_exp__avx512, sg_f32_exp_plain__avx512;
+sg_unary_backward_fn sg_f32_selu_backward__avx512, sg_f32_selu_backward_plain__avx512;
 #define AVX2_PLAIN_OPS_(X) X(tanh) X(sigmoid) X(expm1) X(elu) X(selu) X(gelu)
 #define DECLARE_AVX2_PLAIN_(op)                                                                    \
   sg_unary_fn sg_f32_##op##__avx2, sg_f32_##op##_plain__avx2, sg_f32_##op##__avx512;
@@ -635,9 +636,13 @@ static void expect_unary_loops(const char *want) {
 #if defined(__x86_64__)
   bool plain = strcmp(want, "plain") == 0;
   const sg_backend *b = sg_backend_get("avx512"), *b2 = sg_backend_get("avx2");
-  if (b)
+  if (b) {
     cr_assert(b->exp == (plain ? sg_f32_exp_plain__avx512 : sg_f32_exp__avx512),
               "the avx512 table's exp is not its %s loop", want);
+    cr_assert(b->selu_backward ==
+                  (plain ? sg_f32_selu_backward_plain__avx512 : sg_f32_selu_backward__avx512),
+              "the avx512 table's selu_backward is not its %s loop", want);
+  }
 #define EXPECT_AVX2_PLAIN_(op)                                                                     \
   if (b) cr_assert(b->op == sg_f32_##op##__avx512, "the avx512 table's " #op " is not its own");   \
   if (b2)                                                                                          \
