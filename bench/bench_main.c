@@ -140,8 +140,8 @@ static void publish_context(const char *suite, const char *input_range, const in
   bench_add_context("simdgrad_backends", buf);
   bench_add_context("simdgrad_engine_backend", sg_backend_name());
   bench_add_context("cpu_features", sg_cpu_features());
-  /* Plain or staged loops for AVX-512's exp and AVX2's staged forward ops (docs/kernels.md, "Plain
-     loops on Intel"). */
+  /* Plain or staged loops for AVX-512's exp and selu_backward and AVX2's staged forward ops
+     (docs/kernels.md, "Plain loops on Intel"). */
   bench_add_context("unary_loops", bench_unary_loops());
   FILE *f = fopen("/proc/cpuinfo", "r"); /* the model name, for people and the plot's title */
   while (f && fgets(buf, sizeof buf, f)) {

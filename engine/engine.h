@@ -126,8 +126,8 @@ static inline bool sg__same_shape(const sg_tensor *a, const sg_tensor *b) {
 const sg_backend *sg__backend(void);
 void sg__ensure_init(void);
 /* "plain" or "staged": the loops the unary ops that have both run on (SIMDGRAD_UNARY_LOOPS, else
-   the CPU's preference; kernels_simd/simd_unary.inc): AVX-512's exp and AVX2's staged forward
-   ops (SG_FOR_EACH_PLAIN_LOOP_OP). */
+   the CPU's preference; kernels_simd/simd_unary.inc): AVX-512's exp and selu_backward, and
+   AVX2's staged forward ops (SG_FOR_EACH_PLAIN_LOOP_OP, SG_FOR_EACH_PLAIN_BACKWARD_OP). */
 const char *sg__unary_loops(void);
 
 /* Splits [0, n) into chunks of `grain` (the last may be shorter) and calls fn(lo, hi, arg) on
