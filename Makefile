@@ -297,7 +297,7 @@ PLOT_PACKAGES := python3-matplotlib
 BENCH_SMOKE_KERNELS := exp|add_backward|where|reduce_max\.axis0|argmax|softmax_cross_entropy_backward|$\
   transpose|batch_norm_backward|adam_update
 BENCH_SMOKE_FILTER := ^($(BENCH_SMOKE_KERNELS)|scatter_add)/[a-z0-9]+/(16384|16x1024)/|$\
-  ^matmul(_backward)?/[a-z0-9]+/128/|^api\.less/[a-z0-9]+/16384/|^engine\.|$\
+  ^matmul(_backward)?/[a-z0-9]+/128/|^gemm\.mix/|^api\.less/[a-z0-9]+/16384/|^engine\.|$\
   ^tape\.(exp|sum|matmul|gather|conv2d)/[a-z0-9]+/(16384|16x1024|64|1x8x8x16)/|$\
   ^train\.mlp(\.profiled)?/avx512/
 BENCH_SMOKE_ARGS = --roofline=quick --benchmark_min_time=0.01 '--benchmark_filter=$(BENCH_SMOKE_FILTER)'

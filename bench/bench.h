@@ -72,6 +72,7 @@ void bench_register_elementwise(void); /* bench_elementwise.c */
 void bench_register_rows(void);        /* bench_rows.c: reductions, softmax, batch norm */
 void bench_register_matmul(void);      /* bench_matmul.c, OpenBLAS included */
 void bench_register_gemm_taps(void);   /* bench_gemm_taps.c: a convolution row's taps */
+void bench_register_gemm_mix(void);    /* bench_gemm_mix.c: the GEMM tile's k step alone */
 void bench_register_shape(void);       /* bench_shape.c: transpose, scatter_add kernels */
 
 /* The kernels of transpose.pattern, its .reads and .writes, and transpose.copy (bench_shape.c,

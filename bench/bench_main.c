@@ -237,6 +237,7 @@ int main(int argc, char **argv) {
   bench_register_rows();
   bench_register_matmul();
   bench_register_gemm_taps();
+  bench_register_gemm_mix();
   bench_register_shape();
   bench_register_api();
   bench_register_engine();

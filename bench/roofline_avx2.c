@@ -139,3 +139,7 @@ PAIR_RATIO_FUNCTION
 #define MIX_(x, j)                                                                                 \
   ((j) < 5 ? _mm256_fmadd_ps(x, vc, vb) : (j) < 9 ? _mm256_add_ps(x, vb) : _mm256_xor_ps(x, vb))
 PROBE(mix, 1, MIX_)
+
+/* The GEMM tile's k step with this ISA's tile (roofline_probes.inc). */
+#include "kernels_avx2/gemm_tuning.h"
+GEMM_MIX_PROBE_

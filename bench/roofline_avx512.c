@@ -147,3 +147,7 @@ PAIR_RATIO_FUNCTION
 #define MIX_(x, j)                                                                                 \
   ((j) < 10 ? _mm512_fmadd_ps(x, vc, vb) : (j) < 18 ? _mm512_add_ps(x, vb) : _mm512_xor_ps(x, vb))
 PROBE(mix, 1, MIX_)
+
+/* The GEMM tile's k step with this ISA's tile (roofline_probes.inc). */
+#include "kernels_avx512/gemm_tuning.h"
+GEMM_MIX_PROBE_

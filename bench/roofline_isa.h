@@ -71,6 +71,17 @@ extern bool bench_mix_grouped;
 extern const bench_mix_kernel bench_mix_kernels__avx2[];
 extern const bench_mix_kernel bench_mix_kernels__avx512[];
 
+/* The GEMM micro-kernel's k step, iters times, with the ISA's register tile (kernels_<isa>/
+   gemm_tuning.h) and every load from ab, which holds the tile's B vectors and then its A values
+   (GEMM_NV x the ISA's width + GEMM_MR floats, 64-byte aligned): the rate that tile's loads,
+   broadcasts and FMAs issue at with nothing else to wait for (bench row gemm.mix). Returns the
+   FLOPs and stores a sum in *sink. */
+double bench_gemm_mix__avx2(int64_t iters, const float *ab, float *sink);
+double bench_gemm_mix__avx512(int64_t iters, const float *ab, float *sink);
+/* That tile's rows and columns. */
+void bench_gemm_tile__avx2(int *rows, int *cols);
+void bench_gemm_tile__avx512(int *rows, int *cols);
+
 /* a[i] = b[i] + s * c[i] for i < n: 12 bytes per element (two loads, one store). n is a
    multiple of 64 and the arrays are 64-byte aligned. */
 void bench_triad__base(float *restrict a, const float *restrict b, const float *restrict c,
