@@ -83,8 +83,9 @@ const char *roof_class_name(int cls);
 #define ROOF_PAIR_NOISE 0.02
 double roof_pipe_cost(double fma_rate, double pair_rate, double ratio, double cls_rate);
 
-/* One ISA on one thread count: the FMA peak and, at each footprint, the read-only bandwidth and
-   the triad's (2 reads, 1 write). bad[i]: point i measured inconsistently twice. */
+/* One ISA on one thread count: the FMA peak and, at each footprint, the read-only bandwidth, the
+   triad's (2 reads, 1 write), the scale's (1 read, 1 write: a copy's mix) and the fill's (writes
+   alone); the last two 0 where not measured. bad[i]: point i measured inconsistently twice. */
 typedef struct roof_figures {
   double peak; /* FLOP/s */
   bool peak_bad;
@@ -100,6 +101,8 @@ typedef struct roof_figures {
   double footprint[ROOF_MAX_POINTS]; /* bytes, increasing */
   double read[ROOF_MAX_POINTS];      /* bytes/s */
   double triad[ROOF_MAX_POINTS];     /* bytes/s */
+  double scale[ROOF_MAX_POINTS];     /* bytes/s */
+  double fill[ROOF_MAX_POINTS];      /* bytes/s */
   bool bad[ROOF_MAX_POINTS];
 } roof_figures;
 
@@ -189,8 +192,9 @@ typedef struct roof_verdict {
    f->cls[c] (each term where both are known), and the FMA pipes' time (w->cls[fma] + sum over c
    of roof_pipe_cost(c) x w->cls[c]) / f->cls[fma], or w->mix_s in its place where measured; the
    memory time from the curves at w's footprint and w's share of reads rho: the read curve at rho =
-   1, the triad curve at rho = 2/3, linear in rho between them; below 2/3 (more writes than a
-   triad), where nothing was measured, the faster of the two. */
+   1, the triad curve at rho = 2/3, the scale curve at rho = 1/2, the fill curve at rho = 0, and
+   linear in rho between each two; where the scale or the fill curve was not measured, the
+   fastest curve below 2/3 or 1/2. */
 roof_verdict roof_judge(const roof_figures *f, const roof_caches *c, int threads,
                         const roof_work *w);
 

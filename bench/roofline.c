@@ -37,6 +37,10 @@ typedef struct isa_roof {
                 float s);
   void (*triad_nt)(float *restrict a, const float *restrict b, const float *restrict c, size_t n,
                    float s);
+  void (*scale)(float *restrict a, const float *restrict b, size_t n, float s);
+  void (*scale_nt)(float *restrict a, const float *restrict b, size_t n, float s);
+  void (*fill)(float *restrict a, size_t n, float s);
+  void (*fill_nt)(float *restrict a, size_t n, float s);
   float (*read)(const float *a, size_t n);
   float (*read1)(const float *a, size_t n);
   bool present;
@@ -47,7 +51,9 @@ typedef struct isa_roof {
 #define ISA_(isa, be, suffix)                                                                      \
   {                                                                                                \
     .name = isa, .backend = be, .fma = bench_fma_loop__##suffix, .triad = bench_triad__##suffix,   \
-    .triad_nt = bench_triad_nt__##suffix, .read = bench_read__##suffix,                            \
+    .triad_nt = bench_triad_nt__##suffix, .scale = bench_scale__##suffix,                          \
+    .scale_nt = bench_scale_nt__##suffix, .fill = bench_fill__##suffix,                            \
+    .fill_nt = bench_fill_nt__##suffix, .read = bench_read__##suffix,                              \
     .read1 = bench_read1__##suffix                                                                 \
   }
 /* An ISA with the issue bound's loops too (roofline_isa.h). */
@@ -62,6 +68,8 @@ typedef struct isa_roof {
     .cls = {ROOF_ISSUE_CLASSES(CLASS)}, .pair = {ROOF_ISSUE_CLASSES(PAIR)},                        \
     .pair_ratio = bench_pair_ratio__##suffix, .mix_kernels = bench_mix_kernels__##suffix,          \
     .triad = bench_triad__##suffix, .triad_nt = bench_triad_nt__##suffix,                          \
+    .scale = bench_scale__##suffix, .scale_nt = bench_scale_nt__##suffix,                          \
+    .fill = bench_fill__##suffix, .fill_nt = bench_fill_nt__##suffix,                              \
     .read = bench_read__##suffix, .read1 = bench_read1__##suffix                                   \
   }
 static isa_roof g_isas[] = {
@@ -154,28 +162,63 @@ static bool issue_rates(const isa_roof *isa, roof_figures *f, int threads, bool 
 
 /* The bandwidth at `footprint` bytes (all threads together). triad: a[i] = b[i] + s c[i] with
    each thread's three arrays PAD floats apart modulo 4 KiB, as STREAM offsets its arrays (a load
-   at the low 12 address bits of an earlier store waits for it: 4K aliasing); else the sum of
-   each thread's share. buf holds the largest footprint plus 2 PAD, zeroed.
-   Each thread times its own work after a barrier (the fork of the region is not in it), the
-   threads sampling in step, and the figure is the sum of each thread's best rate. A share that
-   fits the thread's L2 is timed whole, `reps` passes of about `traffic` bytes, best of `trials`
-   samples. A larger share is timed in chunks of 1 MiB, and each chunk's best time over the
-   trials counts: a sample of a DRAM-sized share lasts milliseconds, which a busy machine's
-   scheduler seldom leaves alone, but most chunks of some trial run undisturbed. Summing the
-   threads' best rates is exact for a private level; on a shared one (the LLC, DRAM) the threads
+   at the low 12 address bits of an earlier store waits for it: 4K aliasing); scale: a[i] = s b[i],
+   the same a and b; fill: a[i] = s; else the sum of each thread's share. buf holds the largest
+   footprint plus 2 PAD, zeroed. Each thread times its own work after a barrier (the fork of the
+   region is not in it), the threads sampling in step, and the figure is the sum of each thread's
+   best rate. A share that fits the thread's L2 is timed whole, `reps` passes of about `traffic`
+   bytes, best of `trials` samples. A larger share is timed in chunks of 1 MiB, and each chunk's
+   best time over the trials counts: a sample of a DRAM-sized share lasts milliseconds, which a busy
+   machine's scheduler seldom leaves alone, but most chunks of some trial run undisturbed. Summing
+   the threads' best rates is exact for a private level; on a shared one (the LLC, DRAM) the threads
    may have reached them at different moments, so it can read high, and the roof then errs
    towards lower percentages. (Taking a sample as its slowest thread's instead made the 2-thread
    curve dip by 20-30% at 1 MiB per thread against the chunked figures past it, on a busy VM.) */
 #define PAD 64
 #define CHUNK_BYTES ((double)(1 << 20))
-typedef enum bw_kind { BW_READ, BW_READ1, BW_TRIAD, BW_TRIAD_NT } bw_kind;
+typedef enum bw_kind {
+  BW_READ,
+  BW_READ1,
+  BW_TRIAD,
+  BW_TRIAD_NT,
+  BW_SCALE,
+  BW_SCALE_NT,
+  BW_FILL,
+  BW_FILL_NT
+} bw_kind;
+/* One pass of `kind` over len elements of a (and b, c); a read's sum, else 0. */
+static float bw_pass(const isa_roof *isa, bw_kind kind, float *a, const float *b, const float *c,
+                     size_t len) {
+  switch (kind) {
+  case BW_TRIAD:
+    isa->triad(a, b, c, len, g_c);
+    return 0;
+  case BW_TRIAD_NT:
+    isa->triad_nt(a, b, c, len, g_c);
+    return 0;
+  case BW_SCALE:
+    isa->scale(a, b, len, g_c);
+    return 0;
+  case BW_SCALE_NT:
+    isa->scale_nt(a, b, len, g_c);
+    return 0;
+  case BW_FILL:
+    isa->fill(a, len, g_c);
+    return 0;
+  case BW_FILL_NT:
+    isa->fill_nt(a, len, g_c);
+    return 0;
+  case BW_READ1:
+    return isa->read1(a, len);
+  default:
+    return isa->read(a, len);
+  }
+}
 static double bandwidth(const isa_roof *isa, float *buf, int threads, double footprint,
                         bw_kind kind, int trials, double traffic) {
-  bool triad = kind == BW_TRIAD || kind == BW_TRIAD_NT;
-  float (*read_fn)(const float *, size_t) = kind == BW_READ1 ? isa->read1 : isa->read;
-  void (*triad_fn)(float *restrict, const float *restrict, const float *restrict, size_t, float) =
-      kind == BW_TRIAD_NT ? isa->triad_nt : isa->triad;
-  double esize = triad ? 12.0 : 4.0;
+  double esize = kind == BW_TRIAD || kind == BW_TRIAD_NT   ? 12.0
+                 : kind == BW_SCALE || kind == BW_SCALE_NT ? 8.0
+                                                           : 4.0; /* a read's or a fill's */
   size_t n = (size_t)(footprint / esize / threads) / 128 * 128;
   if (n == 0) n = 128;
   size_t total = n * (size_t)threads;
@@ -198,22 +241,14 @@ static double bandwidth(const isa_roof *isa, float *buf, int threads, double foo
 #pragma omp barrier
       if (!chunked) {
         double t0 = bench_now();
-        for (int r = 0; r < reps; r++) {
-          if (triad)
-            triad_fn(a, b, c, n, g_c);
-          else
-            sum += read_fn(buf + off, n);
-        }
+        for (int r = 0; r < reps; r++) sum += bw_pass(isa, kind, a, b, c, n);
         best[(size_t)tid * stride + (size_t)trial] = bench_now() - t0;
         continue;
       }
       for (size_t k = 0; k < chunks; k++) {
         size_t lo = k * chunk, len = lo + chunk < n ? chunk : n - lo;
         double t0 = bench_now();
-        if (triad)
-          triad_fn(a + lo, b + lo, c + lo, len, g_c);
-        else
-          sum += read_fn(buf + off + lo, len);
+        sum += bw_pass(isa, kind, a + lo, b + lo, c + lo, len);
         double t = bench_now() - t0;
         if (t < best[(size_t)tid * stride + k]) best[(size_t)tid * stride + k] = t;
       }
@@ -242,16 +277,25 @@ static double bandwidth(const isa_roof *isa, float *buf, int threads, double foo
 
 static void measure_point(const isa_roof *isa, roof_figures *f, int i, float *buf, int threads,
                           int trials, double traffic) {
-  /* The triad's figure is the better of its two store kinds: what the machine can do, whichever
-     way a kernel stores (normal stores win in cache, streaming ones past it). */
+  /* The triad's, the scale's and the fill's figures are the better of their two store kinds:
+     what the machine can do, whichever way a kernel stores (normal stores win in cache,
+     streaming ones past it). */
   double r = bandwidth(isa, buf, threads, f->footprint[i], BW_READ, trials, traffic);
   double r1 = bandwidth(isa, buf, threads, f->footprint[i], BW_READ1, trials, traffic);
   if (r1 > r) r = r1;
   double t = bandwidth(isa, buf, threads, f->footprint[i], BW_TRIAD, trials, traffic);
   double nt = bandwidth(isa, buf, threads, f->footprint[i], BW_TRIAD_NT, trials, traffic);
   if (nt > t) t = nt;
+  double c = bandwidth(isa, buf, threads, f->footprint[i], BW_SCALE, trials, traffic);
+  double cnt = bandwidth(isa, buf, threads, f->footprint[i], BW_SCALE_NT, trials, traffic);
+  if (cnt > c) c = cnt;
+  double w = bandwidth(isa, buf, threads, f->footprint[i], BW_FILL, trials, traffic);
+  double wnt = bandwidth(isa, buf, threads, f->footprint[i], BW_FILL_NT, trials, traffic);
+  if (wnt > w) w = wnt;
   if (r > f->read[i]) f->read[i] = r; /* a second pass keeps the better of the two */
   if (t > f->triad[i]) f->triad[i] = t;
+  if (c > f->scale[i]) f->scale[i] = c;
+  if (w > f->fill[i]) f->fill[i] = w;
 }
 
 /* Samples per figure: many short ones where a share fits a thread's L2 (about 50 us each; best
@@ -394,10 +438,10 @@ bool roofline_recheck(const char *isa, int threads, double footprint, bool compu
         buf = bench_alloc(bytes);
         memset(buf, 0, bytes);
       }
-      double rd = f->read[i], tr = f->triad[i];
+      double rd = f->read[i], tr = f->triad[i], sc = f->scale[i], fl = f->fill[i];
       measure_point(r, f, i, buf, g_threads[t],
                     2 * trials_at(f->footprint[i], g_threads[t], g_quick), g_traffic);
-      if (f->read[i] > rd || f->triad[i] > tr) raised = true;
+      if (f->read[i] > rd || f->triad[i] > tr || f->scale[i] > sc || f->fill[i] > fl) raised = true;
     }
     free(buf);
   }
@@ -590,13 +634,14 @@ void roofline_publish(void) {
   if (g_caches.source[2] == ROOF_SRC_SYSFS && g_cpuid[2] && g_cpuid[2] != g_caches.size[2])
     len += snprintf(header + len, sizeof header - (size_t)len, "; CPUID says %zu MiB",
                     g_cpuid[2] >> 20);
-  len += snprintf(header + len, sizeof header - (size_t)len,
-                  ")\n  bandwidth in GB/s at each footprint (all threads together), read-only "
-                  "(r) and triad (t)%s\n  %-7s %3s %8s   ",
-                  g_inconsistent ? "; ! = measured inconsistently twice, rows judged on it are "
-                                   "marked ?"
-                                 : "",
-                  "isa", "thr", "GFLOP/s");
+  len += snprintf(
+      header + len, sizeof header - (size_t)len,
+      ")\n  bandwidth in GB/s at each footprint (all threads together), read-only "
+      "(r), triad (t), scale (s: a copy's mix) and fill (f: stores alone)%s\n  %-7s %3s %8s   ",
+      g_inconsistent ? "; ! = measured inconsistently twice, rows judged on it are "
+                       "marked ?"
+                     : "",
+      "isa", "thr", "GFLOP/s");
   const roof_figures *grid = &g_isas[0].fig[0];
   for (int i = 0; i < grid->n; i++)
     len += snprintf(header + len, sizeof header - (size_t)len, " %5s",
@@ -638,25 +683,29 @@ void roofline_publish(void) {
         snprintf(key, sizeof key, "bw_read_gbs_%s_%s_t%d", keys[l], r->name, g_threads[t]);
         add_context_f(key, "%.1f", level_bw(f, g_threads[t], (roof_level)l, true) / 1e9);
       }
-      /* The curve: "footprint_bytes:read_GBs:triad_GBs[:bad]" per point, space separated. */
+      /* The curve: "footprint_bytes:read_GBs:triad_GBs:scale_GBs:fill_GBs[:bad]" per point,
+         space separated. */
       char curve[2048];
       int cl = 0;
       for (int i = 0; i < f->n && cl < (int)sizeof curve; i++)
-        cl +=
-            snprintf(curve + cl, sizeof curve - (size_t)cl, "%s%.0f:%.2f:%.2f%s", i ? " " : "",
-                     f->footprint[i], f->read[i] / 1e9, f->triad[i] / 1e9, f->bad[i] ? ":bad" : "");
+        cl += snprintf(curve + cl, sizeof curve - (size_t)cl, "%s%.0f:%.2f:%.2f:%.2f:%.2f%s",
+                       i ? " " : "", f->footprint[i], f->read[i] / 1e9, f->triad[i] / 1e9,
+                       f->scale[i] / 1e9, f->fill[i] / 1e9, f->bad[i] ? ":bad" : "");
       snprintf(key, sizeof key, "roof_curve_%s_t%d", r->name, g_threads[t]);
       bench_add_context(key, curve);
       snprintf(val, sizeof val, "%d", g_threads[t]);
       snprintf(tmp, sizeof tmp, "%.1f%s", f->peak / 1e9, f->peak_bad ? "!" : "");
-      for (int pass = 0; pass < 2; pass++) { /* the read line, then the triad line */
+      for (int pass = 0; pass < 4; pass++) { /* a line per curve */
+        static const char *const line[] = {"r", "t", "s", "f"};
+        const double *const curves[] = {f->read, f->triad, f->scale, f->fill};
+        const double *bw = curves[pass];
         len += snprintf(header + len, sizeof header - (size_t)len, "  %-7s %3s %8s %s ",
-                        pass ? "" : r->name, pass ? "" : val, pass ? "" : tmp, pass ? "t" : "r");
+                        pass ? "" : r->name, pass ? "" : val, pass ? "" : tmp, line[pass]);
         for (int i = 0, j = 0; i < grid->n && len < (int)sizeof header; i++) {
           while (j < f->n && f->footprint[j] < grid->footprint[i] * 0.99) j++;
           if (j < f->n && f->footprint[j] <= grid->footprint[i] * 1.01)
-            len += snprintf(header + len, sizeof header - (size_t)len, " %4.0f%s",
-                            (pass ? f->triad[j] : f->read[j]) / 1e9, f->bad[j] ? "!" : " ");
+            len += snprintf(header + len, sizeof header - (size_t)len, " %4.0f%s", bw[j] / 1e9,
+                            f->bad[j] ? "!" : " ");
           else
             len += snprintf(header + len, sizeof header - (size_t)len, " %5s", "-");
         }

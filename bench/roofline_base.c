@@ -53,19 +53,42 @@ double bench_fma_loop__base(int64_t iters, float c, float b, float *sink) {
 
 /* The baseline's vectors, four per iteration: the plain C loop -O3 made of it (one vector per
    iteration) read 103 GB/s in L1 on a Zen 4 core where the scalar backend's add, which -O3
-   unrolls, moved 128. */
+   unrolls, moved 128. a[i] = X(i), each vector stored by STORE. */
+#define BASE_STORE_LOOP_(X, STORE)                                                                 \
+  for (size_t i = 0; i < n; i += 4 * LANES) {                                                      \
+    vec x[4];                                                                                      \
+    for (int j = 0; j < 4; j++) x[j] = X(i + j * LANES);                                           \
+    for (int j = 0; j < 4; j++) STORE(a + i + j * LANES, x[j]);                                    \
+  }
+#define BASE_TRIAD_(i) add(load(b + (i)), mul(vs, load(c + (i))))
+#define BASE_SCALE_(i) mul(vs, load(b + (i)))
+#define BASE_FILL_(i) vs
+
 void bench_triad__base(float *restrict a, const float *restrict b, const float *restrict c,
                        size_t n, float s) {
 #if defined(__SSE2__) || defined(__aarch64__)
   vec vs = splat(s);
-  for (size_t i = 0; i < n; i += 4 * LANES) {
-    vec x[4];
-    for (int j = 0; j < 4; j++)
-      x[j] = add(load(b + i + j * LANES), mul(vs, load(c + i + j * LANES)));
-    for (int j = 0; j < 4; j++) store(a + i + j * LANES, x[j]);
-  }
+  BASE_STORE_LOOP_(BASE_TRIAD_, store)
 #else
   for (size_t i = 0; i < n; i++) a[i] = b[i] + s * c[i];
+#endif
+}
+
+void bench_scale__base(float *restrict a, const float *restrict b, size_t n, float s) {
+#if defined(__SSE2__) || defined(__aarch64__)
+  vec vs = splat(s);
+  BASE_STORE_LOOP_(BASE_SCALE_, store)
+#else
+  for (size_t i = 0; i < n; i++) a[i] = s * b[i];
+#endif
+}
+
+void bench_fill__base(float *restrict a, size_t n, float s) {
+#if defined(__SSE2__) || defined(__aarch64__)
+  vec vs = splat(s);
+  BASE_STORE_LOOP_(BASE_FILL_, store)
+#else
+  for (size_t i = 0; i < n; i++) a[i] = s;
 #endif
 }
 
@@ -94,15 +117,30 @@ void bench_triad_nt__base(float *restrict a, const float *restrict b, const floa
                           size_t n, float s) {
 #if defined(__SSE2__) || defined(__aarch64__)
   vec vs = splat(s);
-  for (size_t i = 0; i < n; i += 4 * LANES) {
-    vec x[4];
-    for (int j = 0; j < 4; j++)
-      x[j] = add(load(b + i + j * LANES), mul(vs, load(c + i + j * LANES)));
-    for (int j = 0; j < 4; j++) stream(a + i + j * LANES, x[j]);
-  }
+  BASE_STORE_LOOP_(BASE_TRIAD_, stream)
   fence();
 #else
   bench_triad__base(a, b, c, n, s);
+#endif
+}
+
+void bench_scale_nt__base(float *restrict a, const float *restrict b, size_t n, float s) {
+#if defined(__SSE2__) || defined(__aarch64__)
+  vec vs = splat(s);
+  BASE_STORE_LOOP_(BASE_SCALE_, stream)
+  fence();
+#else
+  bench_scale__base(a, b, n, s);
+#endif
+}
+
+void bench_fill_nt__base(float *restrict a, size_t n, float s) {
+#if defined(__SSE2__) || defined(__aarch64__)
+  vec vs = splat(s);
+  BASE_STORE_LOOP_(BASE_FILL_, stream)
+  fence();
+#else
+  bench_fill__base(a, n, s);
 #endif
 }
 

@@ -100,6 +100,25 @@ void bench_triad_nt__avx2(float *restrict a, const float *restrict b, const floa
 void bench_triad_nt__avx512(float *restrict a, const float *restrict b, const float *restrict c,
                             size_t n, float s);
 
+/* STREAM's scale, a[i] = s * b[i] for i < n: 8 bytes per element (one load, one store), the mix
+   of a unary kernel or a transpose; with normal stores, and with non-temporal ones (fenced). n is
+   a multiple of 64 and the arrays are 64-byte aligned. */
+void bench_scale__base(float *restrict a, const float *restrict b, size_t n, float s);
+void bench_scale__avx2(float *restrict a, const float *restrict b, size_t n, float s);
+void bench_scale__avx512(float *restrict a, const float *restrict b, size_t n, float s);
+void bench_scale_nt__base(float *restrict a, const float *restrict b, size_t n, float s);
+void bench_scale_nt__avx2(float *restrict a, const float *restrict b, size_t n, float s);
+void bench_scale_nt__avx512(float *restrict a, const float *restrict b, size_t n, float s);
+
+/* a[i] = s for i < n: 4 bytes written per element, nothing read (fill's mix), with normal and
+   with non-temporal stores. */
+void bench_fill__base(float *restrict a, size_t n, float s);
+void bench_fill__avx2(float *restrict a, size_t n, float s);
+void bench_fill__avx512(float *restrict a, size_t n, float s);
+void bench_fill_nt__base(float *restrict a, size_t n, float s);
+void bench_fill_nt__avx2(float *restrict a, size_t n, float s);
+void bench_fill_nt__avx512(float *restrict a, size_t n, float s);
+
 /* The sum of a[0..n): 4 bytes read per element, nothing written (the read-only curve), as two
    streams (the two halves at once: a kernel with two inputs keeps two prefetch streams busy, and
    one stream alone reads DRAM slower). n is a multiple of 128 and a is 64-byte aligned. */

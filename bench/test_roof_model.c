@@ -149,6 +149,56 @@ Test(roof_model, judge_by_footprint_and_mix) {
   cr_expect_eq(v.level, ROOF_LLC);
 }
 
+/* The same curve with a copy's (scale) and a store-only (fill) curve measured: a cache that takes
+   stores at a quarter of its loads' rate. */
+Test(roof_model, judge_writes_by_their_own_curves) {
+  roof_figures f = curve();
+  roof_caches c = roof_choose_caches(k_sysfs, NULL);
+  for (int i = 0; i < f.n; i++) f.scale[i] = f.read[i] / 2, f.fill[i] = f.read[i] / 4;
+  /* A copy's mix (neg: x in, y out) at 16 MiB: the scale curve, 45 GB/s, where the faster of
+     read and triad (90) made the bound twice too short. */
+  roof_work cp = {.read = 8.0 * MIB, .written = 8.0 * MIB, .footprint = 16.0 * MIB};
+  roof_verdict v = roof_judge(&f, &c, 1, &cp);
+  cr_expect_float_eq(v.bandwidth, 45e9, 1e3);
+  /* Stores alone (fill): the fill curve, 22.5 GB/s. */
+  roof_work fl = {.written = 16.0 * MIB, .footprint = 16.0 * MIB};
+  v = roof_judge(&f, &c, 1, &fl);
+  cr_expect_float_eq(v.bandwidth, 22.5e9, 1e3);
+  /* Between fill and scale (add's backward, rho = 1/3), linear in rho: 2/3 of a scale's time per
+     byte and 1/3 of a fill's. */
+  roof_work ab = {.read = 4.0 * MIB, .written = 8.0 * MIB, .footprint = 16.0 * MIB};
+  v = roof_judge(&f, &c, 1, &ab);
+  cr_expect_float_eq(v.bandwidth, 1.0 / (2.0 / 3.0 / 45e9 + 1.0 / 3.0 / 22.5e9), 1e3);
+  /* Between scale and triad (mul's backward: dy, a, b in, da, db out, rho = 3/5). */
+  roof_work mb = {.read = 9.0 * MIB, .written = 6.0 * MIB, .footprint = 16.0 * MIB};
+  v = roof_judge(&f, &c, 1, &mb);
+  cr_expect_float_eq(v.bandwidth, 1.0 / (0.6 / 60e9 + 0.4 / 45e9), 1e3);
+  /* At and above a triad's mix, as before: the new curves do not enter. */
+  roof_work tr = {.read = 32.0 * MIB / 3, .written = 16.0 * MIB / 3, .footprint = 16.0 * MIB};
+  v = roof_judge(&f, &c, 1, &tr);
+  cr_expect_float_eq(v.bandwidth, 60e9, 1e3);
+  /* A fill curve that was not measured: below a copy's mix the fastest curve, a bound still. */
+  for (int i = 0; i < f.n; i++) f.fill[i] = 0;
+  v = roof_judge(&f, &c, 1, &ab);
+  cr_expect_float_eq(v.bandwidth, 90e9, 1e3);
+}
+
+/* A scale or fill point below a later one of its own curve is suspect, as for read and triad. */
+Test(roof_model, checks_the_scale_and_fill_curves) {
+  roof_figures one = curve();
+  for (int i = 0; i < one.n; i++) one.scale[i] = one.read[i] / 2, one.fill[i] = one.read[i] / 4;
+  bool s1[ROOF_MAX_POINTS], s2[ROOF_MAX_POINTS], peak;
+  cr_expect_not(roof_check(&one, NULL, s1, s2, &peak));
+  one.fill[1] = 0.5 * one.fill[2]; /* 1 MiB far below 16 MiB */
+  cr_expect(roof_check(&one, NULL, s1, s2, &peak));
+  cr_expect(s1[1] && s1[2]);
+  one.fill[1] = one.read[1] / 4;
+  roof_figures more = one;
+  more.scale[2] = 0.5 * one.scale[2]; /* two threads slower than one */
+  cr_expect(roof_check(&one, &more, s1, s2, &peak));
+  cr_expect(s2[2]);
+}
+
 Test(roof_model, tape_row_whose_gradient_is_a_view) {
   /* tape.add on n floats: the forward reads a and b and writes y; sg_tape_end writes the seed
      of ones; add's gradient is dy itself for both inputs: no kernel. */
