@@ -275,27 +275,26 @@ static double bandwidth(const isa_roof *isa, float *buf, int threads, double foo
   return bw;
 }
 
+/* The better of two kinds' bandwidths at point i, kept in *fig if above what it holds (a second
+   pass keeps the better of the two passes). */
+static void measure_better(const isa_roof *isa, const roof_figures *f, int i, float *buf,
+                           int threads, int trials, double traffic, bw_kind a, bw_kind b,
+                           double *fig) {
+  double x = bandwidth(isa, buf, threads, f->footprint[i], a, trials, traffic);
+  double y = bandwidth(isa, buf, threads, f->footprint[i], b, trials, traffic);
+  if (y > x) x = y;
+  if (x > *fig) *fig = x;
+}
+
 static void measure_point(const isa_roof *isa, roof_figures *f, int i, float *buf, int threads,
                           int trials, double traffic) {
-  /* The triad's, the scale's and the fill's figures are the better of their two store kinds:
-     what the machine can do, whichever way a kernel stores (normal stores win in cache,
-     streaming ones past it). */
-  double r = bandwidth(isa, buf, threads, f->footprint[i], BW_READ, trials, traffic);
-  double r1 = bandwidth(isa, buf, threads, f->footprint[i], BW_READ1, trials, traffic);
-  if (r1 > r) r = r1;
-  double t = bandwidth(isa, buf, threads, f->footprint[i], BW_TRIAD, trials, traffic);
-  double nt = bandwidth(isa, buf, threads, f->footprint[i], BW_TRIAD_NT, trials, traffic);
-  if (nt > t) t = nt;
-  double c = bandwidth(isa, buf, threads, f->footprint[i], BW_SCALE, trials, traffic);
-  double cnt = bandwidth(isa, buf, threads, f->footprint[i], BW_SCALE_NT, trials, traffic);
-  if (cnt > c) c = cnt;
-  double w = bandwidth(isa, buf, threads, f->footprint[i], BW_FILL, trials, traffic);
-  double wnt = bandwidth(isa, buf, threads, f->footprint[i], BW_FILL_NT, trials, traffic);
-  if (wnt > w) w = wnt;
-  if (r > f->read[i]) f->read[i] = r; /* a second pass keeps the better of the two */
-  if (t > f->triad[i]) f->triad[i] = t;
-  if (c > f->scale[i]) f->scale[i] = c;
-  if (w > f->fill[i]) f->fill[i] = w;
+  /* Reads over two streams or one; the triad, the scale and the fill with normal and with
+     streaming stores: what the machine can do, whichever way a kernel stores (normal stores win
+     in cache, streaming ones past it). */
+  measure_better(isa, f, i, buf, threads, trials, traffic, BW_READ, BW_READ1, &f->read[i]);
+  measure_better(isa, f, i, buf, threads, trials, traffic, BW_TRIAD, BW_TRIAD_NT, &f->triad[i]);
+  measure_better(isa, f, i, buf, threads, trials, traffic, BW_SCALE, BW_SCALE_NT, &f->scale[i]);
+  measure_better(isa, f, i, buf, threads, trials, traffic, BW_FILL, BW_FILL_NT, &f->fill[i]);
 }
 
 /* Samples per figure: many short ones where a share fits a thread's L2 (about 50 us each; best
