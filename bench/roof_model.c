@@ -128,6 +128,36 @@ double roof_pipe_cost(double fma_rate, double pair_rate, double ratio, double cl
   return cost > ROOF_PAIR_NOISE ? cost : 0;
 }
 
+/* y(x) on the line through (x0, y0) and (x1, y1). */
+static double line_at(double x, double x0, double y0, double x1, double y1) {
+  return y0 + (y1 - y0) * (x - x0) / (x1 - x0);
+}
+
+double roof_per_byte(double rho, int n, const double *xs, const double *ys) {
+  int i = 0;
+  while (i + 1 < n && xs[i + 1] <= rho) i++;
+  if (rho == xs[i] || i + 1 == n) return ys[i];
+  /* Monotone: the row moves at least s times mix k's traffic, each of its reads and writes. */
+  double mono = 0;
+  for (int k = 0; k < n; k++) {
+    double s = xs[k] > 0 ? rho / xs[k] : HUGE_VAL;
+    if (xs[k] < 1 && (1 - rho) / (1 - xs[k]) < s) s = (1 - rho) / (1 - xs[k]);
+    if (s * ys[k] > mono) mono = s * ys[k];
+  }
+  /* Convex: the neighbouring segments' lines, extended, never above this segment's chord. */
+  double t = line_at(rho, xs[i], ys[i], xs[i + 1], ys[i + 1]);
+  bool any = false;
+  double below = 0;
+  if (i >= 1) below = line_at(rho, xs[i - 1], ys[i - 1], xs[i], ys[i]), any = true;
+  if (i + 2 < n) {
+    double right = line_at(rho, xs[i + 1], ys[i + 1], xs[i + 2], ys[i + 2]);
+    if (!any || right > below) below = right;
+    any = true;
+  }
+  if (any && below < t) t = below;
+  return t > mono ? t : mono;
+}
+
 roof_verdict roof_judge(const roof_figures *f, const roof_caches *c, int threads,
                         const roof_work *w) {
   roof_verdict v = {0};
@@ -173,28 +203,29 @@ roof_verdict roof_judge(const roof_figures *f, const roof_caches *c, int threads
     int lo, hi;
     double rd = roof_interp(f->n, f->footprint, f->read, footprint, &lo, &hi);
     double tr = roof_interp(f->n, f->footprint, f->triad, footprint, NULL, NULL);
-    double sc = roof_interp(f->n, f->footprint, f->scale, footprint, NULL, NULL);
-    double fl = roof_interp(f->n, f->footprint, f->fill, footprint, NULL, NULL);
+    /* The scale and the fill count where both points around the footprint were measured. */
+    bool have_sc = f->scale[lo] > 0 && f->scale[hi] > 0,
+         have_fl = f->fill[lo] > 0 && f->fill[hi] > 0;
+    double sc = have_sc ? roof_interp(f->n, f->footprint, f->scale, footprint, NULL, NULL) : 0;
+    double fl = have_fl ? roof_interp(f->n, f->footprint, f->fill, footprint, NULL, NULL) : 0;
     if (rd > 0 && tr > 0) {
-      /* Seconds per byte at the row's share of reads rho: measured at rho = 1 (1 / rd), at the
-         triad's 2/3 (1 / tr), at the scale's 1/2 (1 / sc) and at the fill's 0 (1 / fl), linear
-         between each two (as if each read and each written byte had its own cost). Each mix is
+      /* Seconds per byte at the row's share of reads rho, from the mixes measured: the fill's
+         rho = 0, the scale's 1/2, the triad's 2/3 and the read's 1 (roof_per_byte). Each mix is
          timed by its own loop: a cache level can take stores far slower than loads (an Intel
          Xeon VM's L2, a third of the rate), and the faster of read and triad, which counted for
          every mix with more writes than a triad before, put the bound of a unary kernel at 2^14
-         floats there up to 1.8x too short. Where the scale or the fill was not measured (figures
-         made by hand), the fastest curve counts, so the bound stays a bound. */
-      double rho = w->read / bytes, per_byte, fastest = rd > tr ? rd : tr;
-      if (sc > fastest) fastest = sc;
-      if (fl > fastest) fastest = fl;
-      if (rho >= 2.0 / 3.0)
-        per_byte = (rho - 2.0 / 3.0) * 3.0 / rd + (1.0 - rho) * 3.0 / tr;
-      else if (rho >= 0.5 && sc > 0)
-        per_byte = (rho - 0.5) * 6.0 / tr + (2.0 / 3.0 - rho) * 6.0 / sc;
-      else if (rho < 0.5 && sc > 0 && fl > 0)
-        per_byte = rho * 2.0 / sc + (0.5 - rho) * 2.0 / fl;
-      else
-        per_byte = 1.0 / fastest;
+         floats there up to 1.8x too short. Below the lowest mix measured (figures made by hand
+         without the scale or the fill), the fastest curve counts, so the bound stays a bound. */
+      double rho = w->read / bytes, fastest = rd > tr ? rd : tr;
+      double xs[4], ys[4];
+      int n = 0;
+      if (have_fl) xs[n] = 0, ys[n++] = 1.0 / fl;
+      if (have_sc) xs[n] = 0.5, ys[n++] = 1.0 / sc;
+      xs[n] = 2.0 / 3.0, ys[n++] = 1.0 / tr;
+      xs[n] = 1.0, ys[n++] = 1.0 / rd;
+      for (int k = 0; k < n; k++)
+        if (1.0 / ys[k] > fastest) fastest = 1.0 / ys[k];
+      double per_byte = rho < xs[0] ? 1.0 / fastest : roof_per_byte(rho, n, xs, ys);
       v.memory_s = bytes * per_byte;
       v.bandwidth = (w->read + w->written) / v.memory_s; /* every byte moved, as the row counts */
       memory_bad = f->bad[lo] || f->bad[hi];

@@ -193,10 +193,19 @@ typedef struct roof_verdict {
    of roof_pipe_cost(c) x w->cls[c]) / f->cls[fma], or w->mix_s in its place where measured; the
    memory time from the curves at w's footprint and w's share of reads rho: the read curve at rho =
    1, the triad curve at rho = 2/3, the scale curve at rho = 1/2, the fill curve at rho = 0, and
-   linear in rho between each two; where the scale or the fill curve was not measured, the
-   fastest curve below 2/3 or 1/2. */
+   roof_per_byte between them; below the lowest mix measured (no fill curve, or neither scale nor
+   fill), the fastest curve. */
 roof_verdict roof_judge(const roof_figures *f, const roof_caches *c, int threads,
                         const roof_work *w);
+
+/* Seconds per byte at the share of reads rho (xs[0] <= rho <= 1), from n >= 2 mixes measured:
+   mix k, rho = xs[k] (increasing, the last 1), takes ys[k] seconds per byte. At a mix, its own
+   figure. Between two, a bound that holds whether reads and writes cost apart (the time per byte
+   then linear in rho) or overlap (convex): the straight line between them, or, where lower, the
+   larger of the neighbouring segments' lines extended (a convex curve lies above those), and never
+   below what a row takes that moves at least a multiple of a measured mix's reads and of its
+   writes (monotone: moving more bytes takes no less time). */
+double roof_per_byte(double rho, int n, const double *xs, const double *ys);
 
 /* What a "tape.<op>" row runs: the forward, the seed of ones sg_tape_end writes (`seed` bytes,
    the size of the output), and the backward unless the gradient is a view of dy (add's: no

@@ -1,9 +1,9 @@
 /* The roofline of this machine, measured at start-up (see roofline.h): per ISA and thread
- * count, the FMA peak of a register-only loop and the bandwidth curve, read-only and triad, at
- * log-spaced footprints (roof_footprints). One OpenMP thread per core runs its own copy of each
- * loop on its own share of the footprint; a figure is the best of a few samples (the least
- * disturbed by the machine's other work). Figures that break what the hardware guarantees
- * (roof_check) are measured again, and if still inconsistent, marked: never replaced. */
+ * count, the FMA peak of a register-only loop and the bandwidth curves, read-only, triad, scale
+ * (a copy's mix) and fill, at log-spaced footprints (roof_footprints). One OpenMP thread per core
+ * runs its own copy of each loop on its own share of the footprint; a figure is the best of a few
+ * samples (the least disturbed by the machine's other work). Figures that break what the hardware
+ * guarantees (roof_check) are measured again, and if still inconsistent, marked: never replaced. */
 #define _POSIX_C_SOURCE 200809L /* sysconf */
 #include "roofline.h"
 
@@ -236,7 +236,10 @@ static double bandwidth(const isa_roof *isa, float *buf, int threads, double foo
   {
     int tid = omp_get_thread_num();
     size_t off = (size_t)tid * n;
-    float *a = buf + off, *b = buf + total + PAD + off, *c = buf + 2 * (total + PAD) + off;
+    /* b and c only where the kind reads them (a stands in): the buffer holds footprint / 4
+       floats, so a fill's or a scale's c would lie past its end. */
+    float *a = buf + off, *b = esize >= 8.0 ? buf + total + PAD + off : a,
+          *c = esize >= 12.0 ? buf + 2 * (total + PAD) + off : a;
     for (int trial = 0; trial < trials; trial++) {
 #pragma omp barrier
       if (!chunked) {
@@ -254,7 +257,7 @@ static double bandwidth(const isa_roof *isa, float *buf, int threads, double foo
       }
     }
   }
-  if (sum == 1.0f) g_sink = sum; /* buf is zero: never true, keeps the sums live */
+  if (sum == 1.0f) g_sink = sum; /* buf holds 0 or g_c (fills): never 1, keeps the sums live */
   double bw = 0;
   if (chunked) {
     for (int t = 0; t < threads; t++) {

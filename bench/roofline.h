@@ -1,8 +1,8 @@
 /* The machine's roofline, measured at start-up in the bench's own process: per instruction set
- * and thread count, the FMA peak and the read-only and triad bandwidth at a dozen footprints
- * from half an L1 to 4 x the LLC. A row is judged by roof_judge (roof_model.h, the model without
- * a clock) at its own footprint and read/write mix; pct_roofline is 100 x that bound over its
- * time (docs/bench.md).
+ * and thread count, the FMA peak and the read-only, triad, scale (a copy's mix) and fill
+ * bandwidth at a dozen footprints from half an L1 to 4 x the LLC. A row is judged by roof_judge
+ * (roof_model.h, the model without a clock) at its own footprint and read/write mix; pct_roofline
+ * is 100 x that bound over its time (docs/bench.md).
  */
 #ifndef SIMDGRAD_BENCH_ROOFLINE_H
 #define SIMDGRAD_BENCH_ROOFLINE_H

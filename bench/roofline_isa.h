@@ -111,7 +111,7 @@ void bench_scale_nt__avx2(float *restrict a, const float *restrict b, size_t n, 
 void bench_scale_nt__avx512(float *restrict a, const float *restrict b, size_t n, float s);
 
 /* a[i] = s for i < n: 4 bytes written per element, nothing read (fill's mix), with normal and
-   with non-temporal stores. */
+   with non-temporal stores. n is a multiple of 64 and a is 64-byte aligned. */
 void bench_fill__base(float *restrict a, size_t n, float s);
 void bench_fill__avx2(float *restrict a, size_t n, float s);
 void bench_fill__avx512(float *restrict a, size_t n, float s);

@@ -169,10 +169,12 @@ Test(roof_model, judge_writes_by_their_own_curves) {
   roof_work ab = {.read = 4.0 * MIB, .written = 8.0 * MIB, .footprint = 16.0 * MIB};
   v = roof_judge(&f, &c, 1, &ab);
   cr_expect_float_eq(v.bandwidth, 1.0 / (2.0 / 3.0 / 45e9 + 1.0 / 3.0 / 22.5e9), 1e3);
-  /* Between scale and triad (mul's backward: dy, a, b in, da, db out, rho = 3/5). */
+  /* Between scale and triad (mul's backward: dy, a, b in, da, db out, rho = 3/5): these figures
+     are convex in rho, and the neighbouring segments' lines (both 1 / 56.25 GB/s there) lie below
+     the chord (1 / 52.9). */
   roof_work mb = {.read = 9.0 * MIB, .written = 6.0 * MIB, .footprint = 16.0 * MIB};
   v = roof_judge(&f, &c, 1, &mb);
-  cr_expect_float_eq(v.bandwidth, 1.0 / (0.6 / 60e9 + 0.4 / 45e9), 1e3);
+  cr_expect_float_eq(v.bandwidth, 56.25e9, 1e3);
   /* At and above a triad's mix, as before: the new curves do not enter. */
   roof_work tr = {.read = 32.0 * MIB / 3, .written = 16.0 * MIB / 3, .footprint = 16.0 * MIB};
   v = roof_judge(&f, &c, 1, &tr);
@@ -181,6 +183,48 @@ Test(roof_model, judge_writes_by_their_own_curves) {
   for (int i = 0; i < f.n; i++) f.fill[i] = 0;
   v = roof_judge(&f, &c, 1, &ab);
   cr_expect_float_eq(v.bandwidth, 90e9, 1e3);
+}
+
+/* Time per byte against the share of reads, between the mixes measured. */
+Test(roof_model, per_byte_between_mixes) {
+  const double xs[] = {0, 0.5, 2.0 / 3.0, 1};
+  /* Reads and writes that cost apart (each read 2 units, each write 1): linear, met exactly. */
+  const double add[] = {1, 1.5, 5.0 / 3.0, 2};
+  for (int k = 0; k <= 100; k++) {
+    double rho = k / 100.0;
+    cr_expect_float_eq(roof_per_byte(rho, 4, xs, add), 1 + rho, 1e-12, "rho %g", rho);
+  }
+  /* The same costs overlapping (a read 2 units, a write 1, each stream alone; the time the longer
+     of the two): convex, with a kink at rho = 1/3 between two mixes. The straight line there
+     reads 1 where the time is 2/3; the bound never exceeds the time and meets it at 1/3. */
+  const double lap[] = {1, 1, 4.0 / 3.0, 2};
+  for (int k = 0; k <= 100; k++) {
+    double rho = k / 100.0, t = 2 * rho > 1 - rho ? 2 * rho : 1 - rho;
+    cr_expect_leq(roof_per_byte(rho, 4, xs, lap), t * (1 + 1e-12), "rho %g", rho);
+  }
+  cr_expect_float_eq(roof_per_byte(1.0 / 3.0, 4, xs, lap), 2.0 / 3.0, 1e-12);
+  /* A reduction writes a little (rho near 1): its reads' time at least, not the triad's line
+     extended. */
+  cr_expect_geq(roof_per_byte(0.999, 4, xs, lap), 0.999 * 2);
+  /* Two mixes only (read and triad): the straight line, as before the scale and the fill. */
+  cr_expect_float_eq(roof_per_byte(5.0 / 6.0, 2, xs + 2, add + 2), 1 + 5.0 / 6.0, 1e-12);
+}
+
+/* A curve measured at some footprints only (made by hand): not used where a point around the
+   row's footprint is 0. */
+Test(roof_model, partly_measured_curve) {
+  roof_figures f = curve();
+  roof_caches c = roof_choose_caches(k_sysfs, NULL);
+  for (int i = 0; i < f.n; i++) f.scale[i] = f.read[i] / 2, f.fill[i] = f.read[i] / 4;
+  f.fill[2] = 0;
+  roof_work ab = {.read = 4.0 * MIB, .written = 8.0 * MIB, .footprint = 12.0 * MIB};
+  roof_verdict v = roof_judge(&f, &c, 1, &ab);
+  double at12 = roof_interp(f.n, f.footprint, f.read, 12.0 * MIB, NULL, NULL);
+  cr_expect_float_eq(v.bandwidth, at12, 1e3); /* below 1/2 without the fill: the fastest */
+  roof_work cp = {.read = 6.0 * MIB, .written = 6.0 * MIB, .footprint = 12.0 * MIB};
+  v = roof_judge(&f, &c, 1, &cp); /* the scale is whole there */
+  cr_expect_float_eq(v.bandwidth, roof_interp(f.n, f.footprint, f.scale, 12.0 * MIB, NULL, NULL),
+                     1e3);
 }
 
 /* A scale or fill point below a later one of its own curve is suspect, as for read and triad. */
