@@ -183,6 +183,9 @@ float *bench_output(int i, size_t n);
 uint8_t *bench_buffer_bool(int i, size_t n);
 /* Buffer i as n int32 indices uniform in [0, bound). */
 int32_t *bench_buffer_index(int i, size_t n, int32_t bound);
+/* How many distinct values those n indices take (drawn with repeats: n = bound gives about 63%
+   of bound): the rows a gather reads, or a scatter reads and writes. */
+size_t bench_index_distinct(size_t n, int32_t bound);
 /* Buffer i as [rows, cols] soft labels: positive, each row summing to 1. */
 float *bench_buffer_labels(int i, size_t rows, size_t cols);
 

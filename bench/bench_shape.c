@@ -54,17 +54,6 @@ static sg_transpose_fn *probe_kernel(shape_kind kind, const char *name) {
   return NULL;
 }
 
-/* How many distinct values idx[0..n) holds, each below n. */
-static size_t distinct_rows(const int32_t *idx, size_t n) {
-  bool *seen = calloc(n ? n : 1, sizeof *seen);
-  if (!seen) abort();
-  size_t count = 0;
-  for (size_t i = 0; i < n; i++)
-    if (!seen[idx[i]]) seen[idx[i]] = true, count++;
-  free(seen);
-  return count;
-}
-
 static void run_shape(bench_state *st, void *arg) {
   const shape_case *c = arg;
   size_t rows = (size_t)c->rows, cols = (size_t)c->cols, n = rows * cols;
@@ -100,7 +89,8 @@ static void run_shape(bench_state *st, void *arg) {
      idx names: with indices drawn at random, about 63% of them. Counting every row read 1.4x the
      bytes, and the row 138% of its bound at [4096, 1024] on the Intel Xeon VM of the
      thirty-third landing. */
-  double y_bytes = scatter ? 4.0 * (double)cols * (double)distinct_rows(idx, rows) : 0;
+  double y_bytes =
+      scatter ? 4.0 * (double)cols * (double)bench_index_distinct(rows, (int32_t)rows) : 0;
   bench_work w = {.flops = scatter ? (double)n : 0,
                   .bytes = scatter ? 4.0 * (double)n + 2.0 * y_bytes + 4.0 * (double)rows
                                    : 8.0 * (double)n,

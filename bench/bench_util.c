@@ -113,13 +113,29 @@ float *bench_buffer_labels(int i, size_t rows, size_t cols) {
   return p;
 }
 
+/* Index k of bench_buffer_index's buffers. */
+static uint32_t index_at(size_t k, int32_t bound) {
+  return hash24((uint32_t)k, 0x1D8u) % (uint32_t)(bound > 0 ? bound : 1);
+}
+
 int32_t *bench_buffer_index(int i, size_t n, int32_t bound) {
   void *v;
   if (buffer(i, n * sizeof(int32_t), HOLDS_INDICES, n, 0, (float)bound, &v)) return v;
   int32_t *p = v;
-  for (size_t k = 0; k < n; k++)
-    p[k] = (int32_t)(hash24((uint32_t)k, 0x1D8u) % (uint32_t)(bound > 0 ? bound : 1));
+  for (size_t k = 0; k < n; k++) p[k] = (int32_t)index_at(k, bound);
   return p;
+}
+
+size_t bench_index_distinct(size_t n, int32_t bound) {
+  size_t m = bound > 0 ? (size_t)bound : 1, count = 0;
+  bool *seen = calloc(m, sizeof *seen);
+  if (!seen) abort();
+  for (size_t k = 0; k < n; k++) {
+    uint32_t v = index_at(k, bound);
+    if (!seen[v]) seen[v] = true, count++;
+  }
+  free(seen);
+  return count;
 }
 
 void bench_rows_of(int64_t n, int64_t *rows, int64_t *cols) {
