@@ -83,9 +83,9 @@ static bool check_curve(const roof_figures *f, bool *suspect) {
   bool any = false;
   for (int i = 0; i < f->n; i++)
     for (int j = i + 1; j < f->n; j++)
-      if (below_curve(f->read[i], f->read[j]) || below_curve(f->triad[i], f->triad[j]) ||
-          below_curve(f->scale[i], f->scale[j]) || below_curve(f->fill[i], f->fill[j]))
-        suspect[i] = suspect[j] = any = true;
+      for (int k = 0; k < ROOF_CURVES; k++)
+        if (below_curve(roof_curve(f, k)[i], roof_curve(f, k)[j]))
+          suspect[i] = suspect[j] = any = true;
   return any;
 }
 
@@ -100,13 +100,10 @@ bool roof_check(const roof_figures *one, const roof_figures *more, bool *suspect
   for (int i = 0; i < more->n; i++) {
     double x = more->footprint[i];
     if (x < one->footprint[0] || x > one->footprint[one->n - 1]) continue;
-    double r = roof_interp(one->n, one->footprint, one->read, x, NULL, NULL);
-    double t = roof_interp(one->n, one->footprint, one->triad, x, NULL, NULL);
-    double sc = roof_interp(one->n, one->footprint, one->scale, x, NULL, NULL);
-    double fl = roof_interp(one->n, one->footprint, one->fill, x, NULL, NULL);
-    if (below(more->read[i], r) || below(more->triad[i], t) || below(more->scale[i], sc) ||
-        below(more->fill[i], fl))
-      suspect_more[i] = any = true;
+    for (int k = 0; k < ROOF_CURVES; k++)
+      if (below(roof_curve(more, k)[i],
+                roof_interp(one->n, one->footprint, roof_curve(one, k), x, NULL, NULL)))
+        suspect_more[i] = any = true;
   }
   return any;
 }
@@ -145,16 +142,10 @@ double roof_per_byte(double rho, int n, const double *xs, const double *ys) {
     if (s * ys[k] > mono) mono = s * ys[k];
   }
   /* Convex: the neighbouring segments' lines, extended, never above this segment's chord. */
-  double t = line_at(rho, xs[i], ys[i], xs[i + 1], ys[i + 1]);
-  bool any = false;
-  double below = 0;
-  if (i >= 1) below = line_at(rho, xs[i - 1], ys[i - 1], xs[i], ys[i]), any = true;
-  if (i + 2 < n) {
-    double right = line_at(rho, xs[i + 1], ys[i + 1], xs[i + 2], ys[i + 2]);
-    if (!any || right > below) below = right;
-    any = true;
-  }
-  if (any && below < t) t = below;
+  double t = line_at(rho, xs[i], ys[i], xs[i + 1], ys[i + 1]), below = -HUGE_VAL;
+  if (i >= 1) below = line_at(rho, xs[i - 1], ys[i - 1], xs[i], ys[i]);
+  if (i + 2 < n) below = fmax(below, line_at(rho, xs[i + 1], ys[i + 1], xs[i + 2], ys[i + 2]));
+  if (below > -HUGE_VAL && below < t) t = below;
   return t > mono ? t : mono;
 }
 
@@ -216,15 +207,13 @@ roof_verdict roof_judge(const roof_figures *f, const roof_caches *c, int threads
          every mix with more writes than a triad before, put the bound of a unary kernel at 2^14
          floats there up to 1.8x too short. Below the lowest mix measured (figures made by hand
          without the scale or the fill), the fastest curve counts, so the bound stays a bound. */
-      double rho = w->read / bytes, fastest = rd > tr ? rd : tr;
+      double rho = w->read / bytes, fastest = fmax(fmax(rd, tr), fmax(sc, fl));
       double xs[4], ys[4];
       int n = 0;
       if (have_fl) xs[n] = 0, ys[n++] = 1.0 / fl;
       if (have_sc) xs[n] = 0.5, ys[n++] = 1.0 / sc;
       xs[n] = 2.0 / 3.0, ys[n++] = 1.0 / tr;
       xs[n] = 1.0, ys[n++] = 1.0 / rd;
-      for (int k = 0; k < n; k++)
-        if (1.0 / ys[k] > fastest) fastest = 1.0 / ys[k];
       double per_byte = rho < xs[0] ? 1.0 / fastest : roof_per_byte(rho, n, xs, ys);
       v.memory_s = bytes * per_byte;
       v.bandwidth = (w->read + w->written) / v.memory_s; /* every byte moved, as the row counts */

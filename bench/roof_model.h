@@ -106,6 +106,13 @@ typedef struct roof_figures {
   bool bad[ROOF_MAX_POINTS];
 } roof_figures;
 
+/* The four curves by number, in the header's order (read, triad, scale, fill), for the code
+   that treats them alike (the checks, the recheck, the header). */
+#define ROOF_CURVES 4
+static inline const double *roof_curve(const roof_figures *f, int k) {
+  return k == 0 ? f->read : k == 1 ? f->triad : k == 2 ? f->scale : f->fill;
+}
+
 /* y at x on the polyline (xs[i], ys[i]), xs increasing, interpolated linearly in log x; the
    end values beyond the ends. *lo and *hi (either may be NULL) get the two points used. */
 double roof_interp(int n, const double *xs, const double *ys, double x, int *lo, int *hi);

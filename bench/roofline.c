@@ -440,10 +440,12 @@ bool roofline_recheck(const char *isa, int threads, double footprint, bool compu
         buf = bench_alloc(bytes);
         memset(buf, 0, bytes);
       }
-      double rd = f->read[i], tr = f->triad[i], sc = f->scale[i], fl = f->fill[i];
+      double before[ROOF_CURVES];
+      for (int k = 0; k < ROOF_CURVES; k++) before[k] = roof_curve(f, k)[i];
       measure_point(r, f, i, buf, g_threads[t],
                     2 * trials_at(f->footprint[i], g_threads[t], g_quick), g_traffic);
-      if (f->read[i] > rd || f->triad[i] > tr || f->scale[i] > sc || f->fill[i] > fl) raised = true;
+      for (int k = 0; k < ROOF_CURVES; k++)
+        if (roof_curve(f, k)[i] > before[k]) raised = true;
     }
     free(buf);
   }
@@ -697,10 +699,9 @@ void roofline_publish(void) {
       bench_add_context(key, curve);
       snprintf(val, sizeof val, "%d", g_threads[t]);
       snprintf(tmp, sizeof tmp, "%.1f%s", f->peak / 1e9, f->peak_bad ? "!" : "");
-      for (int pass = 0; pass < 4; pass++) { /* a line per curve */
-        static const char *const line[] = {"r", "t", "s", "f"};
-        const double *const curves[] = {f->read, f->triad, f->scale, f->fill};
-        const double *bw = curves[pass];
+      for (int pass = 0; pass < ROOF_CURVES; pass++) { /* a line per curve */
+        static const char *const line[ROOF_CURVES] = {"r", "t", "s", "f"};
+        const double *bw = roof_curve(f, pass);
         len += snprintf(header + len, sizeof header - (size_t)len, "  %-7s %3s %8s %s ",
                         pass ? "" : r->name, pass ? "" : val, pass ? "" : tmp, line[pass]);
         for (int i = 0, j = 0; i < grid->n && len < (int)sizeof header; i++) {
