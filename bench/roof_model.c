@@ -149,6 +149,20 @@ double roof_per_byte(double rho, int n, const double *xs, const double *ys) {
   return t > mono ? t : mono;
 }
 
+double roof_curve_footprint(const roof_figures *f, const roof_caches *c, int threads,
+                            double footprint) {
+  int lo, hi;
+  roof_interp(f->n, f->footprint, f->read, footprint, &lo, &hi);
+  if (lo == hi) return footprint;
+  if (threads < 1) threads = 1;
+  double capacity[3] = {(double)c->size[0] * threads, (double)c->size[1] * threads,
+                        (double)c->size[2]};
+  for (int l = 0; l < 3; l++)
+    if (capacity[l] > 0 && f->footprint[lo] <= capacity[l] && capacity[l] < footprint)
+      return f->footprint[hi];
+  return footprint;
+}
+
 roof_verdict roof_judge(const roof_figures *f, const roof_caches *c, int threads,
                         const roof_work *w) {
   roof_verdict v = {0};
@@ -192,13 +206,14 @@ roof_verdict roof_judge(const roof_figures *f, const roof_caches *c, int threads
   double bytes = w->read + written;
   if (bytes > 0 && f->n > 0) {
     int lo, hi;
-    double rd = roof_interp(f->n, f->footprint, f->read, footprint, &lo, &hi);
-    double tr = roof_interp(f->n, f->footprint, f->triad, footprint, NULL, NULL);
+    double at = roof_curve_footprint(f, c, threads, footprint);
+    double rd = roof_interp(f->n, f->footprint, f->read, at, &lo, &hi);
+    double tr = roof_interp(f->n, f->footprint, f->triad, at, NULL, NULL);
     /* The scale and the fill count where both points around the footprint were measured. */
     bool have_sc = f->scale[lo] > 0 && f->scale[hi] > 0,
          have_fl = f->fill[lo] > 0 && f->fill[hi] > 0;
-    double sc = have_sc ? roof_interp(f->n, f->footprint, f->scale, footprint, NULL, NULL) : 0;
-    double fl = have_fl ? roof_interp(f->n, f->footprint, f->fill, footprint, NULL, NULL) : 0;
+    double sc = have_sc ? roof_interp(f->n, f->footprint, f->scale, at, NULL, NULL) : 0;
+    double fl = have_fl ? roof_interp(f->n, f->footprint, f->fill, at, NULL, NULL) : 0;
     if (rd > 0 && tr > 0) {
       /* Seconds per byte at the row's share of reads rho, from the mixes measured: the fill's
          rho = 0, the scale's 1/2, the triad's 2/3 and the read's 1 (roof_per_byte). Each mix is

@@ -117,6 +117,14 @@ static inline const double *roof_curve(const roof_figures *f, int k) {
    end values beyond the ends. *lo and *hi (either may be NULL) get the two points used. */
 double roof_interp(int n, const double *xs, const double *ys, double x, int *lo, int *hi);
 
+/* Where the curves of f are read for a row of `footprint` bytes on `threads` threads: the
+   footprint itself, or, where it is past a cache's capacity (L1 and L2 per thread, the LLC for
+   all) that the grid point below it fits, the grid point above it. Such a row streams from the
+   next level, and a blend of the two points put a 64 KiB fill past a 48 KiB L1 at 2.5x the rate
+   its stores run at (an Intel Xeon VM, docs/bench.md). */
+double roof_curve_footprint(const roof_figures *f, const roof_caches *c, int threads,
+                            double footprint);
+
 /* ---- Consistency ---- */
 
 /* How far a figure may fall short of what the hardware guarantees before it counts as

@@ -10,6 +10,9 @@
 /* A Zen 4 VM as seen on 2026-12-03: CPUID describes the host's L3 (320 MiB), sysfs the VM's. */
 static const size_t k_sysfs[3] = {32 * KIB, 1 * MIB, 32 * MIB};
 static const size_t k_cpuid[3] = {32 * KIB, 1 * MIB, 320 * MIB};
+/* Caches none of whose capacities lies between two points of curve() below: a row there reads
+   the blend of the two (roof_curve_footprint). */
+static const size_t k_blend[3] = {32 * KIB, 512 * KIB, 32 * MIB};
 
 Test(roof_model, caches_sysfs_before_cpuid) {
   roof_caches c = roof_choose_caches(k_sysfs, k_cpuid);
@@ -89,7 +92,7 @@ Test(roof_model, interpolation_in_log_footprint) {
 
 Test(roof_model, judge_by_footprint_and_mix) {
   roof_figures f = curve();
-  roof_caches c = roof_choose_caches(k_sysfs, NULL);
+  roof_caches c = roof_choose_caches(k_blend, NULL);
   /* Read-only at 16 MiB: 16 MiB at 90 GB/s. */
   roof_work ro = {.read = 16.0 * MIB, .footprint = 16.0 * MIB};
   roof_verdict v = roof_judge(&f, &c, 1, &ro);
@@ -185,6 +188,36 @@ Test(roof_model, judge_writes_by_their_own_curves) {
   cr_expect_float_eq(v.bandwidth, 90e9, 1e3);
 }
 
+/* Past a cache's capacity, the next level's figures: an Intel Xeon VM's curve (48 KiB of L1d per
+   core, 2 MiB of L2) on the grid of half an L1 times powers of 2, in GB/s. */
+Test(roof_model, past_a_cache_the_next_level) {
+  roof_figures f = {.peak = 100e9, .n = 5};
+  const double x[] = {24.0 * KIB, 48.0 * KIB, 96.0 * KIB, 192.0 * KIB, 1536.0 * KIB};
+  const double rd[] = {270e9, 262e9, 171e9, 171e9, 92e9}, fl[] = {229e9, 205e9, 57e9, 57e9, 48e9};
+  for (int i = 0; i < f.n; i++)
+    f.footprint[i] = x[i], f.read[i] = rd[i], f.triad[i] = f.scale[i] = rd[i], f.fill[i] = fl[i];
+  const size_t xeon[3] = {48 * KIB, 2 * MIB, 32 * MIB};
+  roof_caches c = roof_choose_caches(xeon, NULL);
+  /* A fill of 64 KiB: past the L1 that the 48 KiB point fits, so the 96 KiB point's 57 GB/s, not
+     the blend's 143. */
+  cr_expect_float_eq(roof_curve_footprint(&f, &c, 1, 64.0 * KIB), 96.0 * KIB, 1e-9);
+  roof_work fill = {.written = 64.0 * KIB};
+  cr_expect_float_eq(roof_judge(&f, &c, 1, &fill).bandwidth, 57e9, 1e3);
+  /* At the capacity, and inside it between two points: the footprint itself. */
+  cr_expect_float_eq(roof_curve_footprint(&f, &c, 1, 48.0 * KIB), 48.0 * KIB, 1e-9);
+  cr_expect_float_eq(roof_curve_footprint(&f, &c, 1, 32.0 * KIB), 32.0 * KIB, 1e-9);
+  roof_work small = {.written = 32.0 * KIB};
+  double blend = roof_interp(f.n, f.footprint, f.fill, 32.0 * KIB, NULL, NULL);
+  cr_expect_float_eq(roof_judge(&f, &c, 1, &small).bandwidth, blend, 1e3);
+  cr_expect_gt(blend, 205e9);
+  /* On two threads 64 KiB is 32 KiB each, inside their L1s: the blend. */
+  cr_expect_float_eq(roof_curve_footprint(&f, &c, 2, 64.0 * KIB), 64.0 * KIB, 1e-9);
+  /* Between two points past every capacity the row is not past (2 MiB of L2 above 1.5 MiB), and
+     beyond the last point: the footprint. */
+  cr_expect_float_eq(roof_curve_footprint(&f, &c, 1, 150.0 * KIB), 150.0 * KIB, 1e-9);
+  cr_expect_float_eq(roof_curve_footprint(&f, &c, 1, 4.0 * MIB), 4.0 * MIB, 1e-9);
+}
+
 /* Time per byte against the share of reads, between the mixes measured. */
 Test(roof_model, per_byte_between_mixes) {
   const double xs[] = {0, 0.5, 2.0 / 3.0, 1};
@@ -214,7 +247,7 @@ Test(roof_model, per_byte_between_mixes) {
    row's footprint is 0. */
 Test(roof_model, partly_measured_curve) {
   roof_figures f = curve();
-  roof_caches c = roof_choose_caches(k_sysfs, NULL);
+  roof_caches c = roof_choose_caches(k_blend, NULL);
   for (int i = 0; i < f.n; i++) f.scale[i] = f.read[i] / 2, f.fill[i] = f.read[i] / 4;
   f.fill[2] = 0;
   roof_work ab = {.read = 4.0 * MIB, .written = 8.0 * MIB, .footprint = 12.0 * MIB};
