@@ -94,7 +94,8 @@ static inline vf vlookup8(const float *t, vbits_t idx) {
 /* The transpose's 8 x 8 tiles issue about twice AVX-512's instructions a cache line of x, so the
    out-of-order window holds half as many of its misses: its buffered strips prefetch the next
    strip of x front to back (simd_transpose.inc; 0.76x the time of [4096, 1024] on an Intel
-   Xeon, the median of 8 alternations). */
+   Xeon with 64 rows a strip, the median of 8 alternations; with 32 rows 0.94-0.97x there, but
+   1.00-1.07x at [16384, 1024]). */
 #define SG_VEC_TRANSPOSE_PREFETCH 1
 /* The softmax family's exp passes prefetch the next row into L2 (simd_reduce.inc): on an Intel
    Xeon, [4096, 1024] took 0.85x the time of softmax, 0.82x of log_softmax, 0.80x of logsumexp. */

@@ -89,10 +89,11 @@ static inline vf vlookup32(const float *t, vbits_t idx) {
 /* vldexp and vldexp_floor are one vscalefps, which takes none of the FMA pipes' slots: where
    those pipes bind, simd_math.inc scales by it rather than multiply by a power of 2. */
 #define SG_VEC_LDEXP_OFF_FMA_PIPES 1
-/* The transpose prefetches its next strip (simd_transpose.inc): on an Intel Xeon [16384, 1024]
-   took 0.35-0.45x the time with it (x's 64 rows a strip, 4 KiB apart, from DRAM one line each),
-   [4096, 1024] 1.02-1.06x. */
-#define SG_VEC_TRANSPOSE_PREFETCH 1
+/* The transpose's 16 x 16 tiles keep enough misses in flight on their own where a strip's rows
+   are few enough for the hardware prefetcher (simd_transpose.inc): with 32 rows a strip,
+   prefetching the next one took 1.03-1.05x the time of [4096, 1024] and 1.11-1.12x of
+   [16384, 1024] on an Intel Xeon. */
+#define SG_VEC_TRANSPOSE_PREFETCH 0
 /* The softmax family's exp passes prefetch the next row into L2 (simd_reduce.inc): on an Intel
    Xeon, [4096, 1024] took 0.93x the time of softmax, 0.80x of log_softmax, 0.65x of logsumexp. */
 #define SG_VEC_ROW_PREFETCH 1

@@ -72,8 +72,8 @@ static void transpose_family(void) {
       {8, {1, 2, 1, 3, 1, 2, 1, 2}, {7, 6, 5, 4, 3, 2, 1, 0}},
       /* From 2^21 floats y is written with non-temporal stores where its rows are aligned
          (offset 0 here), with plain ones where they are not (the other offsets, and 2049);
-         streamed through 64-row buffered strips, with 2064 x 1036 leaving 16 rows and 12
-         columns to the tiles. */
+         streamed through buffered strips of 32 rows and steps of 32 columns, with 2048 x 1040
+         leaving 16 columns and 2064 x 1036 16 rows and 12 columns to the tiles. */
       {2, {2048, 1040}, {1, 0}},
       {2, {2049, 1024}, {1, 0}},
       {2, {2064, 1036}, {1, 0}},
