@@ -150,16 +150,20 @@ double roof_per_byte(double rho, int n, const double *xs, const double *ys) {
 }
 
 double roof_curve_footprint(const roof_figures *f, const roof_caches *c, int threads,
-                            double footprint) {
-  int lo, hi;
-  roof_interp(f->n, f->footprint, f->read, footprint, &lo, &hi);
-  if (lo == hi) return footprint;
+                            double footprint, int *lo, int *hi) {
+  int a, b;
+  roof_interp(f->n, f->footprint, f->read, footprint, &a, &b);
+  if (lo) *lo = a;
+  if (hi) *hi = b;
+  if (a == b) return footprint;
   if (threads < 1) threads = 1;
   double capacity[3] = {(double)c->size[0] * threads, (double)c->size[1] * threads,
                         (double)c->size[2]};
   for (int l = 0; l < 3; l++)
-    if (capacity[l] > 0 && f->footprint[lo] <= capacity[l] && capacity[l] < footprint)
-      return f->footprint[hi];
+    if (capacity[l] > 0 && f->footprint[a] <= capacity[l] && capacity[l] < footprint) {
+      if (lo) *lo = b;
+      return f->footprint[b];
+    }
   return footprint;
 }
 
@@ -205,11 +209,11 @@ roof_verdict roof_judge(const roof_figures *f, const roof_caches *c, int threads
       w->written - (w->written_in_place < w->written ? w->written_in_place : w->written);
   double bytes = w->read + written;
   if (bytes > 0 && f->n > 0) {
-    int lo, hi;
-    double at = roof_curve_footprint(f, c, threads, footprint);
-    double rd = roof_interp(f->n, f->footprint, f->read, at, &lo, &hi);
+    int lo, hi; /* the points the figures come from: one where past a cache */
+    double at = roof_curve_footprint(f, c, threads, footprint, &lo, &hi);
+    double rd = roof_interp(f->n, f->footprint, f->read, at, NULL, NULL);
     double tr = roof_interp(f->n, f->footprint, f->triad, at, NULL, NULL);
-    /* The scale and the fill count where both points around the footprint were measured. */
+    /* The scale and the fill count where the points they come from were measured. */
     bool have_sc = f->scale[lo] > 0 && f->scale[hi] > 0,
          have_fl = f->fill[lo] > 0 && f->fill[hi] > 0;
     double sc = have_sc ? roof_interp(f->n, f->footprint, f->scale, at, NULL, NULL) : 0;

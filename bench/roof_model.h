@@ -118,12 +118,15 @@ static inline const double *roof_curve(const roof_figures *f, int k) {
 double roof_interp(int n, const double *xs, const double *ys, double x, int *lo, int *hi);
 
 /* Where the curves of f are read for a row of `footprint` bytes on `threads` threads: the
-   footprint itself, or, where it is past a cache's capacity (L1 and L2 per thread, the LLC for
+   footprint itself, or, where it is past a cache's capacity (L1d and L2 per thread, the LLC for
    all) that the grid point below it fits, the grid point above it. Such a row streams from the
-   next level, and a blend of the two points put a 64 KiB fill past a 48 KiB L1 at 2.5x the rate
-   its stores run at (an Intel Xeon VM, docs/bench.md). */
+   next level, and a blend of the two points put a 64 KiB fill past a 48 KiB L1 at 1.5-2.5x the
+   rate its stores run at (an Intel Xeon VM, docs/bench.md). *lo and *hi (either may be NULL) get
+   the points the figures then come from: both the one above where past a cache. Not mirrored: a
+   row inside a cache but above its last point still takes the blend with the next level's (a
+   real cache slows before it is full). */
 double roof_curve_footprint(const roof_figures *f, const roof_caches *c, int threads,
-                            double footprint);
+                            double footprint, int *lo, int *hi);
 
 /* ---- Consistency ---- */
 

@@ -426,8 +426,8 @@ bool roofline_recheck(const char *isa, int threads, double footprint, bool compu
     if (again > f->peak) f->peak = again, raised = true;
     if (issue_rates(r, f, g_threads[t], g_quick)) raised = true;
   } else {
-    int lo, hi;
-    roof_interp(f->n, f->footprint, f->read, footprint, &lo, &hi);
+    int lo, hi; /* the points the row's bound came from (roof_judge) */
+    roof_curve_footprint(f, &g_caches, threads, footprint, &lo, &hi);
     int pts[2] = {lo, hi};
     float *buf = NULL;
     for (int p = 0; p < 2; p++) {

@@ -10,8 +10,9 @@
 /* A Zen 4 VM as seen on 2026-12-03: CPUID describes the host's L3 (320 MiB), sysfs the VM's. */
 static const size_t k_sysfs[3] = {32 * KIB, 1 * MIB, 32 * MIB};
 static const size_t k_cpuid[3] = {32 * KIB, 1 * MIB, 320 * MIB};
-/* Caches none of whose capacities lies between two points of curve() below: a row there reads
-   the blend of the two (roof_curve_footprint). */
+/* Caches none of whose capacities lies between the lower point around a row's footprint in the
+   tests below and the footprint (8 and 12 MiB, between curve()'s 1 and 16 MiB points): those
+   rows read the blend of the two points (roof_curve_footprint). */
 static const size_t k_blend[3] = {32 * KIB, 512 * KIB, 32 * MIB};
 
 Test(roof_model, caches_sysfs_before_cpuid) {
@@ -191,31 +192,61 @@ Test(roof_model, judge_writes_by_their_own_curves) {
 /* Past a cache's capacity, the next level's figures: an Intel Xeon VM's curve (48 KiB of L1d per
    core, 2 MiB of L2) on the grid of half an L1 times powers of 2, in GB/s. */
 Test(roof_model, past_a_cache_the_next_level) {
-  roof_figures f = {.peak = 100e9, .n = 5};
-  const double x[] = {24.0 * KIB, 48.0 * KIB, 96.0 * KIB, 192.0 * KIB, 1536.0 * KIB};
-  const double rd[] = {270e9, 262e9, 171e9, 171e9, 92e9}, fl[] = {229e9, 205e9, 57e9, 57e9, 48e9};
+  roof_figures f = {.peak = 100e9, .n = 8};
+  const double x[] = {24.0 * KIB,   48.0 * KIB,   96.0 * KIB, 192.0 * KIB,
+                      1536.0 * KIB, 3072.0 * KIB, 24.0 * MIB, 48.0 * MIB};
+  const double rd[] = {270e9, 262e9, 171e9, 171e9, 92e9, 30e9, 28e9, 16e9};
+  const double fl[] = {229e9, 205e9, 57e9, 57e9, 48e9, 26e9, 22e9, 18e9};
   for (int i = 0; i < f.n; i++)
     f.footprint[i] = x[i], f.read[i] = rd[i], f.triad[i] = f.scale[i] = rd[i], f.fill[i] = fl[i];
   const size_t xeon[3] = {48 * KIB, 2 * MIB, 32 * MIB};
   roof_caches c = roof_choose_caches(xeon, NULL);
+  int lo, hi;
   /* A fill of 64 KiB: past the L1 that the 48 KiB point fits, so the 96 KiB point's 57 GB/s, not
-     the blend's 143. */
-  cr_expect_float_eq(roof_curve_footprint(&f, &c, 1, 64.0 * KIB), 96.0 * KIB, 1e-9);
+     the blend's 143; the figures come from that point alone. */
+  cr_expect_float_eq(roof_curve_footprint(&f, &c, 1, 64.0 * KIB, &lo, &hi), 96.0 * KIB, 1e-9);
+  cr_expect_eq(lo, 2);
+  cr_expect_eq(hi, 2);
   roof_work fill = {.written = 64.0 * KIB};
   cr_expect_float_eq(roof_judge(&f, &c, 1, &fill).bandwidth, 57e9, 1e3);
-  /* At the capacity, and inside it between two points: the footprint itself. */
-  cr_expect_float_eq(roof_curve_footprint(&f, &c, 1, 48.0 * KIB), 48.0 * KIB, 1e-9);
-  cr_expect_float_eq(roof_curve_footprint(&f, &c, 1, 32.0 * KIB), 32.0 * KIB, 1e-9);
+  f.bad[1] = true; /* the point below, not used, does not flag the row */
+  cr_expect_not(roof_judge(&f, &c, 1, &fill).flags & ROOF_FLAG_INCONSISTENT);
+  f.bad[1] = false;
+  /* Inside L1 between two points: the footprint itself, the blend. */
+  cr_expect_float_eq(roof_curve_footprint(&f, &c, 1, 32.0 * KIB, &lo, &hi), 32.0 * KIB, 1e-9);
+  cr_expect_eq(lo, 0);
+  cr_expect_eq(hi, 1);
   roof_work small = {.written = 32.0 * KIB};
   double blend = roof_interp(f.n, f.footprint, f.fill, 32.0 * KIB, NULL, NULL);
   cr_expect_float_eq(roof_judge(&f, &c, 1, &small).bandwidth, blend, 1e3);
   cr_expect_gt(blend, 205e9);
+  /* A capacity between two points (a 40 KiB L1): at it the footprint itself, past it the point
+     above. */
+  const size_t l1_40[3] = {40 * KIB, 2 * MIB, 32 * MIB};
+  roof_caches c40 = roof_choose_caches(l1_40, NULL);
+  cr_expect_float_eq(roof_curve_footprint(&f, &c40, 1, 40.0 * KIB, NULL, NULL), 40.0 * KIB, 1e-9);
+  cr_expect_float_eq(roof_curve_footprint(&f, &c40, 1, 41.0 * KIB, NULL, NULL), 48.0 * KIB, 1e-9);
   /* On two threads 64 KiB is 32 KiB each, inside their L1s: the blend. */
-  cr_expect_float_eq(roof_curve_footprint(&f, &c, 2, 64.0 * KIB), 64.0 * KIB, 1e-9);
-  /* Between two points past every capacity the row is not past (2 MiB of L2 above 1.5 MiB), and
-     beyond the last point: the footprint. */
-  cr_expect_float_eq(roof_curve_footprint(&f, &c, 1, 150.0 * KIB), 150.0 * KIB, 1e-9);
-  cr_expect_float_eq(roof_curve_footprint(&f, &c, 1, 4.0 * MIB), 4.0 * MIB, 1e-9);
+  cr_expect_float_eq(roof_curve_footprint(&f, &c, 2, 64.0 * KIB, NULL, NULL), 64.0 * KIB, 1e-9);
+  /* Past the L2 (2 MiB a thread): 2.5 MiB on one thread takes the 3 MiB point, on two threads
+     (1.25 MiB each) the blend; 0 threads count as one. */
+  cr_expect_float_eq(roof_curve_footprint(&f, &c, 1, 2.5 * MIB, NULL, NULL), 3.0 * MIB, 1e-9);
+  cr_expect_float_eq(roof_curve_footprint(&f, &c, 2, 2.5 * MIB, NULL, NULL), 2.5 * MIB, 1e-9);
+  cr_expect_float_eq(roof_curve_footprint(&f, &c, 0, 2.5 * MIB, NULL, NULL), 3.0 * MIB, 1e-9);
+  /* Past the LLC (32 MiB for all threads, not per thread), from the 24 MiB point inside it:
+     40 MiB takes the 48 MiB point on one thread and on two. */
+  cr_expect_float_eq(roof_curve_footprint(&f, &c, 1, 40.0 * MIB, NULL, NULL), 48.0 * MIB, 1e-9);
+  cr_expect_float_eq(roof_curve_footprint(&f, &c, 2, 40.0 * MIB, NULL, NULL), 48.0 * MIB, 1e-9);
+  /* An unknown capacity (0) is no cliff. */
+  roof_caches none = c;
+  none.size[0] = 0;
+  cr_expect_float_eq(roof_curve_footprint(&f, &none, 1, 64.0 * KIB, NULL, NULL), 64.0 * KIB, 1e-9);
+  /* Between two points of one level (96 and 192 KiB, both past L1, inside L2), and beyond the
+     last point: the footprint. */
+  cr_expect_float_eq(roof_curve_footprint(&f, &c, 1, 150.0 * KIB, NULL, NULL), 150.0 * KIB, 1e-9);
+  cr_expect_float_eq(roof_curve_footprint(&f, &c, 1, 64.0 * MIB, &lo, &hi), 64.0 * MIB, 1e-9);
+  cr_expect_eq(lo, 7);
+  cr_expect_eq(hi, 7);
 }
 
 /* Time per byte against the share of reads, between the mixes measured. */
