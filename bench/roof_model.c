@@ -56,6 +56,16 @@ int roof_footprints(const roof_caches *c, int threads, bool quick, double max, d
   return n;
 }
 
+void roof_take_curves(roof_figures *f, const roof_figures *g) {
+  for (int i = 0; i < f->n && i < g->n; i++) {
+    if (g->footprint[i] != f->footprint[i]) continue;
+    f->read[i] = fmax(f->read[i], g->read[i]);
+    f->triad[i] = fmax(f->triad[i], g->triad[i]);
+    f->scale[i] = fmax(f->scale[i], g->scale[i]);
+    f->fill[i] = fmax(f->fill[i], g->fill[i]);
+  }
+}
+
 double roof_interp(int n, const double *xs, const double *ys, double x, int *lo, int *hi) {
   int a = 0, b = 0;
   double y = n > 0 ? ys[0] : 0;

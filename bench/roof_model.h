@@ -113,6 +113,11 @@ static inline const double *roof_curve(const roof_figures *f, int k) {
   return k == 0 ? f->read : k == 1 ? f->triad : k == 2 ? f->scale : f->fill;
 }
 
+/* f's four curves, point by point, the better of its own figure and g's where both were measured
+   at the same footprint (an ISA's curves and those of an ISA it includes, on one grid); the
+   peak, the issue rates and the flags stay f's. */
+void roof_take_curves(roof_figures *f, const roof_figures *g);
+
 /* y at x on the polyline (xs[i], ys[i]), xs increasing, interpolated linearly in log x; the
    end values beyond the ends. *lo and *hi (either may be NULL) get the two points used. */
 double roof_interp(int n, const double *xs, const double *ys, double x, int *lo, int *hi);

@@ -249,6 +249,24 @@ Test(roof_model, past_a_cache_the_next_level) {
   cr_expect_eq(hi, 7);
 }
 
+/* An ISA's curves take the better figure of an ISA it includes, point by point, on the same
+   grid only; the rest stays its own. */
+Test(roof_model, curves_of_an_included_isa) {
+  roof_figures wide = curve(), narrow = curve();
+  narrow.triad[1] = 1.1 * wide.triad[1]; /* faster stores at 1 MiB */
+  narrow.read[1] = 0.5 * wide.read[1];
+  narrow.peak = 2 * wide.peak;
+  narrow.bad[1] = true;
+  narrow.footprint[3] = 64.0 * MIB, narrow.fill[3] = 1e12; /* another grid there */
+  wide.fill[3] = 5e9;
+  roof_take_curves(&wide, &narrow);
+  cr_expect_float_eq(wide.triad[1], 1.1 * curve().triad[1], 1);
+  cr_expect_float_eq(wide.read[1], curve().read[1], 1);
+  cr_expect_float_eq(wide.fill[3], 5e9, 1);
+  cr_expect_float_eq(wide.peak, curve().peak, 1);
+  cr_expect_not(wide.bad[1]);
+}
+
 /* Time per byte against the share of reads, between the mixes measured. */
 Test(roof_model, per_byte_between_mixes) {
   const double xs[] = {0, 0.5, 2.0 / 3.0, 1};
