@@ -31,9 +31,11 @@ double roofline_kernel_mix(const char *slot, const char *isa, int threads, doubl
 bool roofline_recheck_mix(const char *slot, const char *isa, int threads);
 /* A row beat its bound by more than ROOF_MODEL_ERROR_PCT: the figures it was judged on may have
    been measured low (on a shared machine, the start-up second can be a bad one). Measures the
-   peak (compute) or the two curve points around footprint of isa at `threads` again, each at
-   most once per run, keeping the better; returns whether a figure rose, after which the row is
-   judged again. roofline_raised() counts the figures raised so. */
+   peak (compute) or the curve points the row's bound came from (the two around footprint, or the
+   one above it past a cache) of isa at `threads` again, with isa's loops and those of each ISA it
+   includes that supplied a figure there, each at most once per run, keeping the better; returns
+   whether a figure rose, after which the row is judged again. roofline_raised() counts the figures
+   raised so. */
 bool roofline_recheck(const char *isa, int threads, double footprint, bool compute);
 int roofline_raised(void);
 /* After the rows: the FMA peak and the issue rates of every ISA and thread count, and every

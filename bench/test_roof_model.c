@@ -259,7 +259,14 @@ Test(roof_model, curves_of_an_included_isa) {
   narrow.bad[1] = true;
   narrow.footprint[3] = 64.0 * MIB, narrow.fill[3] = 1e12; /* another grid there */
   wide.fill[3] = 5e9;
+  wide.scale[1] = wide.fill[1] = 40e9;
+  narrow.scale[1] = 50e9, narrow.fill[1] = 30e9;
+  narrow.issue = 9e9, narrow.cls[0] = 3e9;
   roof_take_curves(&wide, &narrow);
+  cr_expect_float_eq(wide.scale[1], 50e9, 1);
+  cr_expect_float_eq(wide.fill[1], 40e9, 1);
+  cr_expect_eq(wide.issue, 0);
+  cr_expect_eq(wide.cls[0], 0);
   cr_expect_float_eq(wide.triad[1], 1.1 * curve().triad[1], 1);
   cr_expect_float_eq(wide.read[1], curve().read[1], 1);
   cr_expect_float_eq(wide.fill[3], 5e9, 1);
