@@ -55,6 +55,8 @@ static inline vf vdiv(vf a, vf b) { return _mm256_div_ps(a, b); }
 static inline vf vfma(vf a, vf b, vf c) { return _mm256_fmadd_ps(a, b, c); }
 /* a * b - c, rounded once. */
 static inline vf vfms(vf a, vf b, vf c) { return _mm256_fmsub_ps(a, b, c); }
+/* c - a * b, rounded once. */
+static inline vf vfnma(vf a, vf b, vf c) { return _mm256_fnmadd_ps(a, b, c); }
 /* Integer lanes: the bits of a vector, shifts and masks of them, and table look-ups. */
 typedef __m256i vbits_t;
 static inline vbits_t vbits(vf a) { return _mm256_castps_si256(a); }

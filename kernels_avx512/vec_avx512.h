@@ -49,6 +49,8 @@ static inline vf vdiv(vf a, vf b) { return _mm512_div_ps(a, b); }
 static inline vf vfma(vf a, vf b, vf c) { return _mm512_fmadd_ps(a, b, c); }
 /* a * b - c, rounded once. */
 static inline vf vfms(vf a, vf b, vf c) { return _mm512_fmsub_ps(a, b, c); }
+/* c - a * b, rounded once. */
+static inline vf vfnma(vf a, vf b, vf c) { return _mm512_fnmadd_ps(a, b, c); }
 /* Integer lanes: the bits of a vector, shifts and masks of them, and table look-ups. */
 typedef __m512i vbits_t;
 static inline vbits_t vbits(vf a) { return _mm512_castps_si512(a); }

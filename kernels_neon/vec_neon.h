@@ -76,6 +76,8 @@ static inline vf vdiv(vf a, vf b) { return vdivq_f32(a, b); }
 static inline vf vfma(vf a, vf b, vf c) { return vfmaq_f32(c, a, b); }
 /* a * b - c, rounded once. */
 static inline vf vfms(vf a, vf b, vf c) { return vfmaq_f32(vnegq_f32(c), a, b); }
+/* c - a * b, rounded once. */
+static inline vf vfnma(vf a, vf b, vf c) { return vfmsq_f32(c, a, b); }
 /* Integer lanes: the bits of a vector, shifts and masks of them, and table look-ups. */
 typedef uint32x4_t vbits_t;
 static inline vbits_t vbits(vf a) { return vreinterpretq_u32_f32(a); }
