@@ -106,7 +106,7 @@ static inline vf vlookup8(const float *t, vbits_t idx) {
    prefetch a vector (two a line): on an Intel Xeon, 2^24 floats took 0.74-0.86x the time of
    gelu, 0.86-0.95x of tanh and sigmoid. */
 #define SG_VEC_STREAM_PREFETCH 1
-/* The costly forward kernels' loops prefetch their input the same way below the streamed size,
+/* The costly kernels' own loops prefetch their inputs the same way below the streamed size,
    from 2^12 floats (simd_decls.inc): on an Intel Xeon over 2^18 floats 0.87-0.98x the time. */
 #define SG_VEC_COSTLY_PREFETCH 1
 static inline vf vsqrt(vf a) { return _mm256_sqrt_ps(a); }

@@ -102,8 +102,8 @@ static inline vf vlookup32(const float *t, vbits_t idx) {
 /* The elementwise kernels' streamed loops prefetch their inputs 2 KiB ahead (simd_decls.inc): on
    an Intel Xeon, 2^24 floats took 0.61-0.66x the time of gelu, 0.91-0.98x of tanh and sigmoid. */
 #define SG_VEC_STREAM_PREFETCH 1
-/* The costly forward kernels' loops prefetch their input the same way below the streamed size,
-   from 2^12 floats (simd_decls.inc): on an Intel Xeon over 2^18 floats 0.84-0.93x the time. */
+/* The costly kernels' own loops prefetch their inputs the same way below the streamed size,
+   from 2^12 floats (simd_decls.inc): on an Intel Xeon over 2^18 floats 0.84-0.94x the time. */
 #define SG_VEC_COSTLY_PREFETCH 1
 static inline vf vsqrt(vf a) { return _mm512_sqrt_ps(a); }
 static inline vf vabs(vf a) { return _mm512_abs_ps(a); }

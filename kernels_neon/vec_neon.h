@@ -128,7 +128,7 @@ static inline vf vlookup8(const float *t, vbits_t idx) {
 #define SG_VEC_ROW_PREFETCH 0
 /* Not measured on NEON: the elementwise kernels' streamed loops go without prefetches. */
 #define SG_VEC_STREAM_PREFETCH 0
-/* Not measured on NEON: nor do the costly forward kernels' loops below the streamed size. */
+/* Not measured on NEON: nor do the costly kernels' own loops below the streamed size. */
 #define SG_VEC_COSTLY_PREFETCH 0
 static inline vf vsqrt(vf a) { return vsqrtq_f32(a); }
 static inline vf vabs(vf a) { return vabsq_f32(a); }
