@@ -107,7 +107,8 @@ static inline vf vlookup8(const float *t, vbits_t idx) {
    gelu, 0.86-0.95x of tanh and sigmoid. */
 #define SG_VEC_STREAM_PREFETCH 1
 /* The costly kernels' own loops prefetch their inputs the same way below the streamed size,
-   from 2^12 floats (simd_decls.inc): on an Intel Xeon over 2^18 floats 0.87-0.98x the time. */
+   from 2^12 floats (simd_decls.inc): on an Intel Xeon over 2^18 floats 0.87-0.98x the time, the
+   one-stage loops around SLEEF's calls over 2^22 0.52-0.78x. */
 #define SG_VEC_COSTLY_PREFETCH 1
 static inline vf vsqrt(vf a) { return _mm256_sqrt_ps(a); }
 static inline vf vabs(vf a) { return _mm256_andnot_ps(_mm256_set1_ps(-0.0f), a); }
