@@ -169,9 +169,13 @@ static bool issue_rates(const isa_roof *isa, roof_figures *f, int threads, bool 
    best rate. A share that fits the thread's L2 is timed whole, `reps` passes of about `traffic`
    bytes, best of `trials` samples. A larger share is timed in chunks of 1 MiB, and each chunk's
    best time over the trials counts: a sample of a DRAM-sized share lasts milliseconds, which a busy
-   machine's scheduler seldom leaves alone, but most chunks of some trial run undisturbed. Summing
-   the threads' best rates is exact for a private level; on a shared one (the LLC, DRAM) the threads
-   may have reached them at different moments, so it can read high, and the roof then errs
+   machine's scheduler seldom leaves alone, but most chunks of some trial run undisturbed. Past the
+   LLC a share of many chunks is split into `trials` windows, one a trial, and each position in
+   the window keeps its best time over the windows (bandwidth_windows): as many samples from one
+   pass over the share as from `trials` passes, which at the largest footprint had taken a third
+   of the start-up (4 passes of 8 loops over 1 GiB: 2.5 s of 22 per ISA on an Intel Xeon VM).
+   Summing the threads' best rates is exact for a private level; on a shared one (the LLC, DRAM) the
+   threads may have reached them at different moments, so it can read high, and the roof then errs
    towards lower percentages. (Taking a sample as its slowest thread's instead made the 2-thread
    curve dip by 20-30% at 1 MiB per thread against the chunked figures past it, on a busy VM.) */
 #define PAD 64
@@ -214,6 +218,17 @@ static float bw_pass(const isa_roof *isa, bw_kind kind, float *a, const float *b
     return isa->read(a, len);
   }
 }
+/* Windows for a share of `full` whole chunks sampled `trials` times at `footprint` bytes (all
+   threads): one per trial where the footprint outgrows the LLC, which then keeps nothing from one
+   pass to the next, and each window holds at least 4 chunks (its best times come from several
+   chunks, and those past the smallest window, at most trials - 1, are few beside them); else 1,
+   the whole share every trial. Not below the LLC: there each window, following a single pass,
+   read up to 20% below the trials' repeated passes at the footprints near the LLC's real size,
+   where a kernel's repeated passes are what the row times. */
+static size_t bandwidth_windows(double footprint, size_t full, int trials) {
+  bool past_llc = footprint > (double)g_caches.size[2];
+  return past_llc && trials > 1 && full >= 4 * (size_t)trials ? (size_t)trials : 1;
+}
 static double bandwidth(const isa_roof *isa, float *buf, int threads, double footprint,
                         bw_kind kind, int trials, double traffic) {
   double esize = kind == BW_TRIAD || kind == BW_TRIAD_NT   ? 12.0
@@ -227,6 +242,11 @@ static double bandwidth(const isa_roof *isa, float *buf, int threads, double foo
   size_t chunks = (n + chunk - 1) / chunk;
   int reps = chunked ? 1 : (int)(traffic / (esize * (double)total));
   if (reps < 1) reps = 1;
+  size_t windows = bandwidth_windows(footprint, chunked ? n / chunk : 0, trials);
+  /* Chunks a window times: all of them (the last one partial) where each trial passes the whole
+     share; else the full ones of the smallest window (the last window's extra ones pass, not
+     counted). */
+  size_t slots = windows == 1 ? chunks : n / chunk / windows;
   size_t stride = chunks > (size_t)trials ? chunks : (size_t)trials;
   double *best = malloc((size_t)threads * stride * sizeof *best); /* per thread and chunk/trial */
   if (!best) abort();
@@ -248,22 +268,27 @@ static double bandwidth(const isa_roof *isa, float *buf, int threads, double foo
         best[(size_t)tid * stride + (size_t)trial] = bench_now() - t0;
         continue;
       }
-      for (size_t k = 0; k < chunks; k++) {
+      size_t w = (size_t)trial % windows, first = w * slots;
+      size_t last = w + 1 == windows ? chunks : first + slots; /* the last window takes the rest */
+      for (size_t k = first; k < last; k++) {
         size_t lo = k * chunk, len = lo + chunk < n ? chunk : n - lo;
         double t0 = bench_now();
         sum += bw_pass(isa, kind, a + lo, b + lo, c + lo, len);
         double t = bench_now() - t0;
-        if (t < best[(size_t)tid * stride + k]) best[(size_t)tid * stride + k] = t;
+        size_t slot = k - first;
+        if (slot < slots && t < best[(size_t)tid * stride + slot])
+          best[(size_t)tid * stride + slot] = t;
       }
     }
   }
   if (sum == 1.0f) g_sink = sum; /* buf holds 0 or g_c (fills): never 1, keeps the sums live */
   double bw = 0;
   if (chunked) {
+    double timed = windows == 1 ? (double)n : (double)(slots * chunk); /* elements a window times */
     for (int t = 0; t < threads; t++) {
       double time = 0;
-      for (size_t k = 0; k < chunks; k++) time += best[(size_t)t * stride + k];
-      bw += esize * (double)n / time;
+      for (size_t k = 0; k < slots; k++) time += best[(size_t)t * stride + k];
+      bw += esize * timed / time;
     }
   } else {
     for (int t = 0; t < threads; t++) {
