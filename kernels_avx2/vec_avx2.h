@@ -110,6 +110,8 @@ static inline vf vlookup8(const float *t, vbits_t idx) {
    from 2^12 floats (simd_decls.inc): on an Intel Xeon over 2^18 floats 0.87-0.98x the time, the
    one-stage loops around SLEEF's calls over 2^22 0.52-0.78x. */
 #define SG_VEC_COSTLY_PREFETCH 1
+/* No narrower vector ISA to hand L2-sized calls to (vec_avx512.h does, to this one). */
+#define SG_VEC_NARROW_IN_L2 0
 static inline vf vsqrt(vf a) { return _mm256_sqrt_ps(a); }
 static inline vf vabs(vf a) { return _mm256_andnot_ps(_mm256_set1_ps(-0.0f), a); }
 static inline vf vneg(vf a) { return _mm256_xor_ps(_mm256_set1_ps(-0.0f), a); }

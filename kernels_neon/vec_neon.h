@@ -130,6 +130,8 @@ static inline vf vlookup8(const float *t, vbits_t idx) {
 #define SG_VEC_STREAM_PREFETCH 0
 /* Not measured on NEON: nor do the costly kernels' own loops below the streamed size. */
 #define SG_VEC_COSTLY_PREFETCH 0
+/* NEON has one vector width: no narrower kernels to hand L2-sized calls to. */
+#define SG_VEC_NARROW_IN_L2 0
 static inline vf vsqrt(vf a) { return vsqrtq_f32(a); }
 static inline vf vabs(vf a) { return vabsq_f32(a); }
 static inline vf vneg(vf a) { return vnegq_f32(a); }
