@@ -6,6 +6,7 @@
  * stepping and every unary slot backward, compared bit for bit, on unaligned pointers. */
 #include <criterion/criterion.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -17,45 +18,64 @@
 static const bslot k_binary[] = {SG_FOR_EACH_BINARY_OP(B_ENTRY_)};
 static const uslot k_unary[] = {SG_FOR_EACH_UNARY_OP(U_ENTRY_)};
 
-/* n floats at one float past a 64-byte boundary, each from [lo, hi). */
-static float *inputs(float **base, size_t n, float lo, float hi) {
-  *base = fnew(n + 16);
-  float *p = *base + 1;
-  for (size_t i = 0; i < n; i++) p[i] = uniform(lo, hi);
+/* The inputs of one slot's calls, each one float past a 64-byte boundary: a and b (binary), or
+   x, y = f(x) and dy (a unary gradient). */
+typedef struct call_case {
+  const sg_backend *be;
+  size_t k; /* the slot's index in its list */
+  float *in[3], *mem[3];
+} call_case;
+
+/* The slot's kernel over [lo, lo + m) of the case's arrays into out + lo. */
+typedef void (*call_fn)(const call_case *c, size_t lo, size_t m, float *out);
+
+static void binary_call(const call_case *c, size_t lo, size_t m, float *out) {
+  SLOT(c->be, sg_binary_kernel, k_binary[c->k].fwd)
+  (c->in[0] + lo, 1, c->in[1] + lo, 1, out + lo, m);
+}
+static void unary_backward_call(const call_case *c, size_t lo, size_t m, float *out) {
+  SLOT(c->be, sg_unary_backward_kernel, k_unary[c->k].bwd)
+  (c->in[2] + lo, c->in[0] + lo, c->in[1] + lo, out + lo, m);
+}
+
+static float *unaligned(float **mem, float lo, float hi) {
+  *mem = fnew(N_CALL + 16);
+  float *p = *mem + 1;
+  for (size_t i = 0; i < N_CALL; i++) p[i] = uniform(lo, hi);
   return p;
 }
 
-/* The first index where one call and the pieces differ, or n. */
-static size_t first_difference(const float *one, const float *pieces, size_t n) {
-  for (size_t i = 0; i < n; i++)
-    if (bits_of(one[i]) != bits_of(pieces[i])) return i;
-  return n;
+/* Runs the case in one call and in pieces; expects the same bits. */
+static void expect_same_bits(const call_case *c, call_fn call, const char *slot) {
+  float *mo, *mp, *one = unaligned(&mo, 0, 0), *pieces = unaligned(&mp, 0, 0);
+  call(c, 0, N_CALL, one);
+  for (size_t lo = 0; lo < N_CALL; lo += PIECE)
+    call(c, lo, N_CALL - lo < PIECE ? N_CALL - lo : PIECE, pieces);
+  size_t at = 0;
+  while (at < N_CALL && bits_of(one[at]) == bits_of(pieces[at])) at++;
+  cr_expect_eq(at, (size_t)N_CALL,
+               "%s %s: element %zu is %a in one call of %d floats, %a in calls of %d", c->be->name,
+               slot, at, at < N_CALL ? one[at] : 0.0, at < N_CALL ? pieces[at] : 0.0, N_CALL,
+               PIECE);
+  free(mo), free(mp);
+}
+
+static void free_case(call_case *c) {
+  for (int i = 0; i < 3; i++) free(c->mem[i]);
 }
 
 Test(call_size, binary_forward_same_bits_in_one_call_and_in_pieces) {
   size_t checked = 0;
   FOR_EACH_BACKEND(be) {
-    for (size_t k = 0; k < COUNT(k_binary); k++) {
-      const bslot *s = &k_binary[k];
-      seed(case_seed(s->name, N_CALL, 1, 0));
-      float *ab, *bb, *ob, *pb;
+    for (size_t k = 0; k < COUNT(k_binary); k++, checked++) {
+      call_case c = {be, k, {NULL}, {NULL}};
+      seed(case_seed(k_binary[k].name, N_CALL, 1, 0));
       /* Positive operands of moderate size: every binary op (pow and div included) is defined
          there and stays finite. */
-      float *a = inputs(&ab, N_CALL, 0.5f, 2.0f), *b = inputs(&bb, N_CALL, 0.5f, 2.0f);
-      float *one = inputs(&ob, N_CALL, 0, 0), *pieces = inputs(&pb, N_CALL, 0, 0);
-      sg_binary_kernel f = SLOT(be, sg_binary_kernel, s->fwd);
-      f(a, 1, b, 1, one, N_CALL);
-      for (size_t i = 0; i < N_CALL; i += PIECE) {
-        size_t m = N_CALL - i < PIECE ? N_CALL - i : PIECE;
-        f(a + i, 1, b + i, 1, pieces + i, m);
-      }
-      size_t at = first_difference(one, pieces, N_CALL);
-      cr_expect_eq(at, (size_t)N_CALL,
-                   "%s %s: element %zu is %a in one call of %d floats, %a in calls of %d",
-                   k_backends[bi_], s->name, at, at < N_CALL ? one[at] : 0.0,
-                   at < N_CALL ? pieces[at] : 0.0, N_CALL, PIECE);
-      checked++;
-      free(ab), free(bb), free(ob), free(pb);
+      c.in[0] = unaligned(&c.mem[0], 0.5f, 2.0f);
+      c.in[1] = unaligned(&c.mem[1], 0.5f, 2.0f);
+      expect_same_bits(&c, binary_call, k_binary[k].name);
+      free_case(&c);
     }
   }
   cr_assert_geq(checked, COUNT(k_binary), "the scalar backend at least");
@@ -64,30 +84,19 @@ Test(call_size, binary_forward_same_bits_in_one_call_and_in_pieces) {
 Test(call_size, unary_backward_same_bits_in_one_call_and_in_pieces) {
   size_t checked = 0;
   FOR_EACH_BACKEND(be) {
-    for (size_t k = 0; k < COUNT(k_unary); k++) {
-      const uslot *s = &k_unary[k];
-      seed(case_seed(s->name, N_CALL, 2, 0));
-      float *xb, *yb, *db, *ob, *pb;
+    for (size_t k = 0; k < COUNT(k_unary); k++, checked++) {
+      call_case c = {be, k, {NULL}, {NULL}};
+      seed(case_seed(k_unary[k].name, N_CALL, 2, 0));
       /* x in [0.5, 2): inside every unary op's domain (log, sqrt, rsqrt, reciprocal), its
          forward finite; y from this backend's own forward. */
-      float *x = inputs(&xb, N_CALL, 0.5f, 2.0f), *y = inputs(&yb, N_CALL, 0, 0);
-      float *dy = inputs(&db, N_CALL, -1.0f, 1.0f);
-      float *one = inputs(&ob, N_CALL, 0, 0), *pieces = inputs(&pb, N_CALL, 0, 0);
-      SLOT(be, sg_unary_kernel, s->fwd)(x, y, N_CALL);
-      sg_unary_backward_kernel f = SLOT(be, sg_unary_backward_kernel, s->bwd);
-      f(dy, x, y, one, N_CALL);
-      for (size_t i = 0; i < N_CALL; i += PIECE) {
-        size_t m = N_CALL - i < PIECE ? N_CALL - i : PIECE;
-        f(dy + i, x + i, y + i, pieces + i, m);
-      }
-      size_t at = first_difference(one, pieces, N_CALL);
-      cr_expect_eq(at, (size_t)N_CALL,
-                   "%s %s_backward: element %zu is %a in one call of %d floats, %a in calls "
-                   "of %d",
-                   k_backends[bi_], s->name, at, at < N_CALL ? one[at] : 0.0,
-                   at < N_CALL ? pieces[at] : 0.0, N_CALL, PIECE);
-      checked++;
-      free(xb), free(yb), free(db), free(ob), free(pb);
+      c.in[0] = unaligned(&c.mem[0], 0.5f, 2.0f);
+      c.in[1] = unaligned(&c.mem[1], 0, 0);
+      c.in[2] = unaligned(&c.mem[2], -1.0f, 1.0f);
+      SLOT(be, sg_unary_kernel, k_unary[k].fwd)(c.in[0], c.in[1], N_CALL);
+      char slot[64];
+      snprintf(slot, sizeof slot, "%s_backward", k_unary[k].name);
+      expect_same_bits(&c, unary_backward_call, slot);
+      free_case(&c);
     }
   }
   cr_assert_geq(checked, COUNT(k_unary), "the scalar backend at least");
