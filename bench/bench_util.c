@@ -248,8 +248,11 @@ void bench_report(bench_state *st, const bench_work *w) {
                   .insns = w->insns};
   for (int k = 0; k < ROOF_N_CLASSES; k++) rw.cls[k] = w->cls[k];
   rw.mix_s = mix_seconds(w, w->isa);
-  /* The row's bound: the lower of its ISA's and, where its backend may run them, the narrower
-     ISA's kernels' on that ISA's figures (the same bytes; their own instructions and rates). */
+  /* The row's bound: the lower of its ISA's and that of the narrower ISA's kernels for the same
+     slots, on that ISA's figures (the same bytes; their own instructions and rates): a backend
+     that may run them could have, at any size, whether or not it hands this row's calls on. A
+     row of two kernels (the tape's) takes both from one ISA, not the better of each: its bound
+     may then sit above the best mix, never below what either ISA's kernels need. */
   const char *isa = w->isa, *narrow = narrower_isa(w->isa);
   roof_verdict v = roofline_judge(isa, w->threads, &rw);
   roof_work rn;

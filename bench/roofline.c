@@ -221,7 +221,8 @@ static float bw_pass(const isa_roof *isa, bw_kind kind, float *a, const float *b
 /* Windows for a share of `full` whole chunks sampled `trials` times at `footprint` bytes (all
    threads): one per trial where the footprint outgrows the LLC, which then keeps nothing from one
    pass to the next, and each window holds at least 4 chunks (its best times come from several
-   chunks, and those past the smallest window, at most trials - 1, are few beside them); else 1,
+   chunks, and those past the smallest window, fewer than trials whole ones and the partial one,
+   pass uncounted); else 1,
    the whole share every trial. Not below the LLC: there each window, following a single pass,
    read up to 20% below the trials' repeated passes at the footprints near the LLC's real size,
    where a kernel's repeated passes are what the row times. */

@@ -108,9 +108,9 @@ static inline vf vlookup32(const float *t, vbits_t idx) {
 /* The elementwise kernels that read two arrays and write one with arithmetic alone hand their
    calls from SG_NARROW_MIN floats up to the streamed size to AVX2's (simd_decls.inc): on an Intel
    Xeon AVX2's 32-byte loads and stores moved that data from L2 faster, 0.92-0.96x the time at
-   2^14 and 2^16 floats, where in L1 AVX-512's took 0.56-0.67x AVX2's. Every CPU this backend runs
-   on has AVX2 (the engine checks the flags of kernels_avx512/CMakeLists.txt, -mavx2 among them),
-   and the kernels are the same operations, so the same bits. */
+   2^14 and 2^16 floats, where in L1 (2^10) AVX-512's took 0.60-0.75x AVX2's. Every CPU this backend
+   runs on has AVX2 (the engine checks the flags of kernels_avx512/CMakeLists.txt, -mavx2 among
+   them), and the kernels are the same operations, so the same bits. */
 #define SG_VEC_NARROW_IN_L2 1
 #define SG_NARROW_KERNEL(name) sg_f32_##name##__avx2
 static inline vf vsqrt(vf a) { return _mm512_sqrt_ps(a); }

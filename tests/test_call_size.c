@@ -3,7 +3,9 @@
  * to AVX2's kernels for some slots (SG_VEC_NARROW_IN_L2, kernels_simd/simd_decls.inc), so a
  * kernel's result must be the same in one call of 3 x 2^13 + 5 floats and in calls of 1000
  * (below where any kernel hands on). Every backend, the binary slots forward with both operands
- * stepping and every unary slot backward, compared bit for bit, on unaligned pointers. */
+ * stepping and every unary slot backward, compared bit for bit, on unaligned pointers, over two
+ * ranges of inputs: one inside every op's domain, one across zero (NaN where an op is undefined,
+ * the same NaN from the same instruction). */
 #include <criterion/criterion.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -18,8 +20,8 @@
 static const bslot k_binary[] = {SG_FOR_EACH_BINARY_OP(B_ENTRY_)};
 static const uslot k_unary[] = {SG_FOR_EACH_UNARY_OP(U_ENTRY_)};
 
-/* The inputs of one slot's calls, each one float past a 64-byte boundary: a and b (binary), or
-   x, y = f(x) and dy (a unary gradient). */
+/* The inputs of one slot's calls, each one float past the start of its allocation (misaligned for
+   every vector width): a and b (binary), or x, y = f(x) and dy (a unary gradient). */
 typedef struct call_case {
   const sg_backend *be;
   size_t k; /* the slot's index in its list */
@@ -64,17 +66,20 @@ static void free_case(call_case *c) {
   for (int i = 0; i < 3; i++) free(c->mem[i]);
 }
 
+/* The first input's range: [0.5, 2), inside every op's domain (div, pow; log, sqrt, rsqrt,
+   reciprocal), or [-3, 3), across zero (elu's negative side, pow's NaN for a negative base). */
+static const float k_lo[2] = {0.5f, -3.0f}, k_hi[2] = {2.0f, 3.0f};
+
 Test(call_size, binary_forward_same_bits_in_one_call_and_in_pieces) {
   size_t checked = 0;
   FOR_EACH_BACKEND(be) {
-    for (size_t k = 0; k < COUNT(k_binary); k++, checked++) {
-      call_case c = {be, k, {NULL}, {NULL}};
-      seed(case_seed(k_binary[k].name, N_CALL, 1, 0));
-      /* Positive operands of moderate size: every binary op (pow and div included) is defined
-         there and stays finite. */
-      c.in[0] = unaligned(&c.mem[0], 0.5f, 2.0f);
+    for (size_t k = 0; k < COUNT(k_binary) * 2; k++, checked++) {
+      size_t r = k % 2;
+      call_case c = {be, k / 2, {NULL}, {NULL}};
+      seed(case_seed(k_binary[k / 2].name, N_CALL, 1, r));
+      c.in[0] = unaligned(&c.mem[0], k_lo[r], k_hi[r]);
       c.in[1] = unaligned(&c.mem[1], 0.5f, 2.0f);
-      expect_same_bits(&c, binary_call, k_binary[k].name);
+      expect_same_bits(&c, binary_call, k_binary[k / 2].name);
       free_case(&c);
     }
   }
@@ -84,17 +89,17 @@ Test(call_size, binary_forward_same_bits_in_one_call_and_in_pieces) {
 Test(call_size, unary_backward_same_bits_in_one_call_and_in_pieces) {
   size_t checked = 0;
   FOR_EACH_BACKEND(be) {
-    for (size_t k = 0; k < COUNT(k_unary); k++, checked++) {
-      call_case c = {be, k, {NULL}, {NULL}};
-      seed(case_seed(k_unary[k].name, N_CALL, 2, 0));
-      /* x in [0.5, 2): inside every unary op's domain (log, sqrt, rsqrt, reciprocal), its
-         forward finite; y from this backend's own forward. */
-      c.in[0] = unaligned(&c.mem[0], 0.5f, 2.0f);
+    for (size_t k = 0; k < COUNT(k_unary) * 2; k++, checked++) {
+      size_t r = k % 2;
+      call_case c = {be, k / 2, {NULL}, {NULL}};
+      seed(case_seed(k_unary[k / 2].name, N_CALL, 2, r));
+      /* y from this backend's own forward. */
+      c.in[0] = unaligned(&c.mem[0], k_lo[r], k_hi[r]);
       c.in[1] = unaligned(&c.mem[1], 0, 0);
       c.in[2] = unaligned(&c.mem[2], -1.0f, 1.0f);
-      SLOT(be, sg_unary_kernel, k_unary[k].fwd)(c.in[0], c.in[1], N_CALL);
+      SLOT(be, sg_unary_kernel, k_unary[k / 2].fwd)(c.in[0], c.in[1], N_CALL);
       char slot[64];
-      snprintf(slot, sizeof slot, "%s_backward", k_unary[k].name);
+      snprintf(slot, sizeof slot, "%s_backward", k_unary[k / 2].name);
       expect_same_bits(&c, unary_backward_call, slot);
       free_case(&c);
     }
