@@ -70,39 +70,48 @@ static void free_case(call_case *c) {
    reciprocal), or [-3, 3), across zero (elu's negative side, pow's NaN for a negative base). */
 static const float k_lo[2] = {0.5f, -3.0f}, k_hi[2] = {2.0f, 3.0f};
 
-Test(call_size, binary_forward_same_bits_in_one_call_and_in_pieces) {
+/* Fills a case's inputs: the first from the range r of k_lo, k_hi. */
+typedef void (*prepare_fn)(call_case *c, size_t r);
+
+static void binary_inputs(call_case *c, size_t r) {
+  c->in[0] = unaligned(&c->mem[0], k_lo[r], k_hi[r]);
+  c->in[1] = unaligned(&c->mem[1], 0.5f, 2.0f);
+}
+static void unary_backward_inputs(call_case *c, size_t r) {
+  c->in[0] = unaligned(&c->mem[0], k_lo[r], k_hi[r]);
+  c->in[1] = unaligned(&c->mem[1], 0, 0);
+  c->in[2] = unaligned(&c->mem[2], -1.0f, 1.0f);
+  /* y from this backend's own forward */
+  SLOT(c->be, sg_unary_kernel, k_unary[c->k].fwd)(c->in[0], c->in[1], N_CALL);
+}
+
+/* Every backend, every slot of a list (names[k], with `suffix`), both ranges. */
+static void check_list(const char *const *names, size_t n, const char *suffix, prepare_fn prepare,
+                       call_fn call) {
   size_t checked = 0;
   FOR_EACH_BACKEND(be) {
-    for (size_t k = 0; k < COUNT(k_binary) * 2; k++, checked++) {
-      size_t r = k % 2;
-      call_case c = {be, k / 2, {NULL}, {NULL}};
-      seed(case_seed(k_binary[k / 2].name, N_CALL, 1, r));
-      c.in[0] = unaligned(&c.mem[0], k_lo[r], k_hi[r]);
-      c.in[1] = unaligned(&c.mem[1], 0.5f, 2.0f);
-      expect_same_bits(&c, binary_call, k_binary[k / 2].name);
-      free_case(&c);
-    }
+    for (size_t k = 0; k < n; k++)
+      for (size_t r = 0; r < 2; r++, checked++) {
+        call_case c = {be, k, {NULL}, {NULL}};
+        seed(case_seed(names[k], N_CALL, 1, r));
+        prepare(&c, r);
+        char slot[64];
+        snprintf(slot, sizeof slot, "%s%s", names[k], suffix);
+        expect_same_bits(&c, call, slot);
+        free_case(&c);
+      }
   }
-  cr_assert_geq(checked, COUNT(k_binary), "the scalar backend at least");
+  cr_assert_geq(checked, 2 * n, "the scalar backend at least");
+}
+
+Test(call_size, binary_forward_same_bits_in_one_call_and_in_pieces) {
+  const char *names[COUNT(k_binary)];
+  for (size_t k = 0; k < COUNT(k_binary); k++) names[k] = k_binary[k].name;
+  check_list(names, COUNT(k_binary), "", binary_inputs, binary_call);
 }
 
 Test(call_size, unary_backward_same_bits_in_one_call_and_in_pieces) {
-  size_t checked = 0;
-  FOR_EACH_BACKEND(be) {
-    for (size_t k = 0; k < COUNT(k_unary) * 2; k++, checked++) {
-      size_t r = k % 2;
-      call_case c = {be, k / 2, {NULL}, {NULL}};
-      seed(case_seed(k_unary[k / 2].name, N_CALL, 2, r));
-      /* y from this backend's own forward. */
-      c.in[0] = unaligned(&c.mem[0], k_lo[r], k_hi[r]);
-      c.in[1] = unaligned(&c.mem[1], 0, 0);
-      c.in[2] = unaligned(&c.mem[2], -1.0f, 1.0f);
-      SLOT(be, sg_unary_kernel, k_unary[k / 2].fwd)(c.in[0], c.in[1], N_CALL);
-      char slot[64];
-      snprintf(slot, sizeof slot, "%s_backward", k_unary[k / 2].name);
-      expect_same_bits(&c, unary_backward_call, slot);
-      free_case(&c);
-    }
-  }
-  cr_assert_geq(checked, COUNT(k_unary), "the scalar backend at least");
+  const char *names[COUNT(k_unary)];
+  for (size_t k = 0; k < COUNT(k_unary); k++) names[k] = k_unary[k].name;
+  check_list(names, COUNT(k_unary), "_backward", unary_backward_inputs, unary_backward_call);
 }
