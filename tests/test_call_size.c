@@ -57,7 +57,7 @@ static void expect_same_bits(const call_case *c, call_fn call, const char *slot)
   while (at < N_CALL && bits_of(one[at]) == bits_of(pieces[at])) at++;
   cr_expect_eq(at, (size_t)N_CALL,
                "%s %s: element %zu is %a in one call of %d floats, %a in calls of %d", c->be->name,
-               slot, at, at < N_CALL ? one[at] : 0.0, at < N_CALL ? pieces[at] : 0.0, N_CALL,
+               slot, at, at < N_CALL ? one[at] : 0.0, N_CALL, at < N_CALL ? pieces[at] : 0.0,
                PIECE);
   free(mo), free(mp);
 }
