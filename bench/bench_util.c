@@ -202,14 +202,6 @@ static double mix_seconds(const bench_work *w, const char *isa) {
   return s;
 }
 
-/* The ISA whose kernels a backend of `isa` may run as well, with an issue bound of their own:
-   AVX-512's AVX2, to which it hands some kernels' calls of L2 size (SG_VEC_NARROW_IN_L2,
-   kernels_simd/simd_decls.inc), as its bandwidth curves take AVX2's (roofline.c,
-   inherit_curves). NULL: none. */
-static const char *narrower_isa(const char *isa) {
-  return isa && strcmp(isa, "avx512") == 0 ? "avx2" : NULL;
-}
-
 /* rw's work with the narrower ISA's instruction counts and mixes for the row's kernels, in *out;
    false where one of them has no count there. */
 static bool narrower_work(const bench_work *w, const char *isa, const roof_work *rw,
@@ -253,7 +245,7 @@ void bench_report(bench_state *st, const bench_work *w) {
      that may run them could have, at any size, whether or not it hands this row's calls on. A
      row of two kernels (the tape's) takes both from one ISA, not the better of each: its bound
      may then sit above the best mix, never below what either ISA's kernels need. */
-  const char *isa = w->isa, *narrow = narrower_isa(w->isa);
+  const char *isa = w->isa, *narrow = isa ? roofline_narrower_isa(isa) : NULL;
   roof_verdict v = roofline_judge(isa, w->threads, &rw);
   roof_work rn;
   if (narrow && narrower_work(w, narrow, &rw, &rn)) {

@@ -222,10 +222,9 @@ static float bw_pass(const isa_roof *isa, bw_kind kind, float *a, const float *b
    threads): one per trial where the footprint outgrows the LLC, which then keeps nothing from one
    pass to the next, and each window holds at least 4 chunks (its best times come from several
    chunks, and those past the smallest window, fewer than trials whole ones and the partial one,
-   pass uncounted); else 1,
-   the whole share every trial. Not below the LLC: there each window, following a single pass,
-   read up to 20% below the trials' repeated passes at the footprints near the LLC's real size,
-   where a kernel's repeated passes are what the row times. */
+   pass uncounted); else 1, the whole share every trial. Not below the LLC: there each window,
+   following a single pass, read up to 20% below the trials' repeated passes at the footprints near
+   the LLC's real size, where a kernel's repeated passes are what the row times. */
 static size_t bandwidth_windows(double footprint, size_t full, int trials) {
   bool past_llc = footprint > (double)g_caches.size[2];
   return past_llc && trials > 1 && full >= 4 * (size_t)trials ? (size_t)trials : 1;
@@ -539,6 +538,13 @@ const char *roofline_isa_of(const char *backend) {
   for (int k = 0; k < N_ISAS; k++)
     if (g_isas[k].present) best = g_isas[k].name;
   return best;
+}
+
+const char *roofline_narrower_isa(const char *isa) {
+  for (int k = 1; k < N_ISAS; k++)
+    if (strcmp(g_isas[k].name, isa) == 0 && g_isas[k - 1].issue && g_isas[k - 1].present)
+      return g_isas[k - 1].name;
+  return NULL;
 }
 
 /* The entry of g_threads whose figures serve `threads` threads: the largest count not above it. */

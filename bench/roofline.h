@@ -17,6 +17,11 @@ void roofline_measure(const int *threads, int n, bool quick);
 /* The ISA whose roofline applies to a backend: scalar -> the baseline ("sse2" on x86-64, "neon"
    on aarch64), avx2, avx512, neon, and for OpenBLAS the best this CPU has. */
 const char *roofline_isa_of(const char *backend);
+/* The ISA just below isa in the roofline's list (the ones whose curves isa's take too), where it
+   has issue loops of its own and the CPU runs it: AVX-512's AVX2, whose kernels an AVX-512
+   backend may run (and hands some calls to: SG_VEC_NARROW_IN_L2, kernels_simd/simd_decls.inc).
+   NULL: none (the baseline, AVX2 above it). */
+const char *roofline_narrower_isa(const char *isa);
 /* The verdict on w run on isa with that many threads (roof_judge); its seconds are 0 when the
    roofline was not measured. The level is filled in either way. */
 roof_verdict roofline_judge(const char *isa, int threads, const roof_work *w);
