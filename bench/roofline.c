@@ -303,26 +303,44 @@ static double bandwidth(const isa_roof *isa, float *buf, int threads, double foo
   return bw;
 }
 
-/* The better of two kinds' bandwidths at point i, kept in *fig if above what it holds (a second
-   pass keeps the better of the two passes). */
+/* The better of two kinds' bandwidths at point i (b == a: that kind alone), kept in *fig if above
+   what it holds (a second pass keeps the better of the two passes). */
 static void measure_better(const isa_roof *isa, const roof_figures *f, int i, float *buf,
                            int threads, int trials, double traffic, bw_kind a, bw_kind b,
                            double *fig) {
   double x = bandwidth(isa, buf, threads, f->footprint[i], a, trials, traffic);
-  double y = bandwidth(isa, buf, threads, f->footprint[i], b, trials, traffic);
-  if (y > x) x = y;
+  if (b != a) {
+    double y = bandwidth(isa, buf, threads, f->footprint[i], b, trials, traffic);
+    if (y > x) x = y;
+  }
   if (x > *fig) *fig = x;
+}
+
+/* Whether the library's kernels may store non-temporally at a footprint of this many bytes:
+   past the last-level cache the engine streams by (sg__flat_streams, engine/engine.h; an
+   unknown size counts as past). Within it they store normally, so that the next op finds their
+   output in the cache, and the roof's store mixes there are normal stores' too. Just past L2 the
+   streamed triad is the faster, its inputs keeping more of L2 to themselves (an Intel Xeon VM, 3
+   MiB on 1 thread: 37-39 GB/s, normal stores 33-37; docs/bench.md), a speed that no kernel of
+   the library takes there and that the next op would pay for (in a loop outside the project, two
+   adds in a row at that size took 1.13x the time with the first one's output streamed). */
+static bool stores_may_stream(double footprint) {
+  size_t llc = sg__llc_bytes();
+  return llc == 0 || footprint > (double)llc;
 }
 
 static void measure_point(const isa_roof *isa, roof_figures *f, int i, float *buf, int threads,
                           int trials, double traffic) {
-  /* Reads over two streams or one; the triad, the scale and the fill with normal and with
-     streaming stores: what the machine can do, whichever way a kernel stores (normal stores win
-     in cache, streaming ones past it). */
+  /* Reads over two streams or one; the triad, the scale and the fill with normal stores, and
+     where the library streams (above) with non-temporal ones too, the better counting. */
+  bool nt = stores_may_stream(f->footprint[i]);
   measure_better(isa, f, i, buf, threads, trials, traffic, BW_READ, BW_READ1, &f->read[i]);
-  measure_better(isa, f, i, buf, threads, trials, traffic, BW_TRIAD, BW_TRIAD_NT, &f->triad[i]);
-  measure_better(isa, f, i, buf, threads, trials, traffic, BW_SCALE, BW_SCALE_NT, &f->scale[i]);
-  measure_better(isa, f, i, buf, threads, trials, traffic, BW_FILL, BW_FILL_NT, &f->fill[i]);
+  measure_better(isa, f, i, buf, threads, trials, traffic, BW_TRIAD, nt ? BW_TRIAD_NT : BW_TRIAD,
+                 &f->triad[i]);
+  measure_better(isa, f, i, buf, threads, trials, traffic, BW_SCALE, nt ? BW_SCALE_NT : BW_SCALE,
+                 &f->scale[i]);
+  measure_better(isa, f, i, buf, threads, trials, traffic, BW_FILL, nt ? BW_FILL_NT : BW_FILL,
+                 &f->fill[i]);
 }
 
 /* Each ISA's bandwidth curves become the better of its own loops' figures and those of the ISAs
