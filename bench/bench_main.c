@@ -250,12 +250,13 @@ int main(int argc, char **argv) {
     roofline_measure(threads, n_threads, strcmp(roof, "quick") == 0);
   publish_context(suite, range, threads, n_threads);
   roofline_publish();
-  int status = bench_main(argc, argv);
-  /* After JSON or CSV on stdout a line of prose would break the parse: it goes to stderr. */
+  /* After JSON or CSV on stdout a line of prose would break the parse: it goes to stderr. Read
+     before bench_main, whose Google Benchmark takes the flags it knows out of argv. */
   FILE *note = has_arg(argc, argv, "--benchmark_format=json") ||
                        has_arg(argc, argv, "--benchmark_format=csv")
                    ? stderr
                    : stdout;
+  int status = bench_main(argc, argv);
   if (roofline_raised())
     fprintf(note,
             "%d roof figure(s) rose when measured again after a row beat them by more than 5%% "
