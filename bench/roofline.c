@@ -166,11 +166,8 @@ static bool issue_rates(const isa_roof *isa, roof_figures *f, int threads, bool 
    the same a and b; fill: a[i] = s; else the sum of each thread's share. buf holds the largest
    footprint plus 2 PAD, zeroed. Each thread times its own work after a barrier (the fork of the
    region is not in it), the threads sampling in step, and the figure is the sum of each thread's
-   best rate. A share of up to EDGE_L2S of the thread's L2 is timed whole, `reps` passes of about
-   `traffic` bytes, best of `trials` samples: just past L2 a chunk's time depends on how much of
-   it the pass before left there, and each chunk's best over the trials added up to more of the
-   share in L2 than it holds (an Intel Xeon VM, 2 MiB of L2: the triad at 3 MiB read 40-44 GB/s
-   in chunks, 32-33 whole). A larger share is timed in chunks of 1 MiB, and each chunk's
+   best rate. A share that fits the thread's L2 is timed whole, `reps` passes of about `traffic`
+   bytes, best of `trials` samples. A larger share is timed in chunks of 1 MiB, and each chunk's
    best time over the trials counts: a sample of a DRAM-sized share lasts milliseconds, which a busy
    machine's scheduler seldom leaves alone, but most chunks of some trial run undisturbed. Past the
    LLC a share of many chunks is split into `trials` windows, one a trial, and each position in
@@ -183,8 +180,6 @@ static bool issue_rates(const isa_roof *isa, roof_figures *f, int threads, bool 
    curve dip by 20-30% at 1 MiB per thread against the chunked figures past it, on a busy VM.) */
 #define PAD 64
 #define CHUNK_BYTES ((double)(1 << 20))
-/* Shares of up to this many L2s are timed whole (above). */
-#define EDGE_L2S 2.0
 typedef enum bw_kind {
   BW_READ,
   BW_READ1,
@@ -242,7 +237,7 @@ static double bandwidth(const isa_roof *isa, float *buf, int threads, double foo
   size_t n = (size_t)(footprint / esize / threads) / 128 * 128;
   if (n == 0) n = 128;
   size_t total = n * (size_t)threads;
-  bool chunked = n * esize > EDGE_L2S * (double)g_caches.size[1];
+  bool chunked = n * esize > (double)g_caches.size[1];
   size_t chunk = chunked ? (size_t)(CHUNK_BYTES / esize) / 128 * 128 : n;
   size_t chunks = (n + chunk - 1) / chunk;
   int reps = chunked ? 1 : (int)(traffic / (esize * (double)total));
@@ -361,13 +356,13 @@ static void inherit_curves(void) {
     }
 }
 
-/* Samples per figure: many short ones where a share is timed whole (up to EDGE_L2S of a
-   thread's L2; about 50 us each in L2, best of 3 read 10% below the rows of a default run at L2
-   on the Zen 4 VM), passes of 1 MiB chunks past it. */
+/* Samples per figure: many short ones where a share fits a thread's L2 (about 50 us each; best
+   of 3 read 10% below the rows of a default run at L2 on the Zen 4 VM), passes of 1 MiB chunks
+   past it. */
 static int trials_at(double footprint, int threads, bool quick) {
-  bool whole = footprint / threads <= EDGE_L2S * (double)g_caches.size[1];
-  if (quick) return whole ? 3 : 2;
-  return whole ? 9 : 4;
+  bool cached = footprint / threads <= (double)g_caches.size[1];
+  if (quick) return cached ? 3 : 2;
+  return cached ? 9 : 4;
 }
 
 void roofline_measure(const int *threads, int n, bool quick) {
