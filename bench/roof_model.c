@@ -169,8 +169,10 @@ double roof_curve_footprint(const roof_figures *f, const roof_caches *c, int thr
   if (threads < 1) threads = 1;
   double capacity[3] = {(double)c->size[0] * threads, (double)c->size[1] * threads,
                         (double)c->size[2]};
+  /* Not L2: an Intel Xeon's keeps much of a repeated stream somewhat larger than it, where its
+     L1 keeps almost none (docs/bench.md, "Past a cache's capacity"). */
   for (int l = 0; l < 3; l++)
-    if (capacity[l] > 0 && f->footprint[a] <= capacity[l] && capacity[l] < footprint) {
+    if (l != 1 && capacity[l] > 0 && f->footprint[a] <= capacity[l] && capacity[l] < footprint) {
       if (lo) *lo = b;
       return f->footprint[b];
     }

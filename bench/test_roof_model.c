@@ -228,11 +228,19 @@ Test(roof_model, past_a_cache_the_next_level) {
   cr_expect_float_eq(roof_curve_footprint(&f, &c40, 1, 41.0 * KIB, NULL, NULL), 48.0 * KIB, 1e-9);
   /* On two threads 64 KiB is 32 KiB each, inside their L1s: the blend. */
   cr_expect_float_eq(roof_curve_footprint(&f, &c, 2, 64.0 * KIB, NULL, NULL), 64.0 * KIB, 1e-9);
-  /* Past the L2 (2 MiB a thread): 2.5 MiB on one thread takes the 3 MiB point, on two threads
-     (1.25 MiB each) the blend; 0 threads count as one. */
-  cr_expect_float_eq(roof_curve_footprint(&f, &c, 1, 2.5 * MIB, NULL, NULL), 3.0 * MIB, 1e-9);
+  /* Past the L2 (2 MiB a thread) the blend still: 2.5 MiB on one thread, on two and on 0 threads
+     (counted as one), between the 1.5 and 3 MiB points. */
+  cr_expect_float_eq(roof_curve_footprint(&f, &c, 1, 2.5 * MIB, &lo, &hi), 2.5 * MIB, 1e-9);
+  cr_expect_eq(lo, 4);
+  cr_expect_eq(hi, 5);
   cr_expect_float_eq(roof_curve_footprint(&f, &c, 2, 2.5 * MIB, NULL, NULL), 2.5 * MIB, 1e-9);
-  cr_expect_float_eq(roof_curve_footprint(&f, &c, 0, 2.5 * MIB, NULL, NULL), 3.0 * MIB, 1e-9);
+  cr_expect_float_eq(roof_curve_footprint(&f, &c, 0, 2.5 * MIB, NULL, NULL), 2.5 * MIB, 1e-9);
+  /* An L2 of 1.5 MiB, at a grid point: 2 MiB, past it, takes the blend, while past the L1 the
+     point above still counts. */
+  const size_t l2_small[3] = {48 * KIB, 1536 * KIB, 32 * MIB};
+  roof_caches cl2 = roof_choose_caches(l2_small, NULL);
+  cr_expect_float_eq(roof_curve_footprint(&f, &cl2, 1, 2.0 * MIB, NULL, NULL), 2.0 * MIB, 1e-9);
+  cr_expect_float_eq(roof_curve_footprint(&f, &cl2, 1, 64.0 * KIB, NULL, NULL), 96.0 * KIB, 1e-9);
   /* Past the LLC (32 MiB for all threads, not per thread), from the 24 MiB point inside it:
      40 MiB takes the 48 MiB point on one thread and on two. */
   cr_expect_float_eq(roof_curve_footprint(&f, &c, 1, 40.0 * MIB, NULL, NULL), 48.0 * MIB, 1e-9);
