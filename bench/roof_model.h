@@ -127,10 +127,10 @@ double roof_interp(int n, const double *xs, const double *ys, double x, int *lo,
    that the grid point below it fits, the grid point above it. Such a row streams from the next
    level, and a blend of the two points put a 64 KiB fill past a 48 KiB L1 at 1.5-2.5x the rate
    its stores run at (an Intel Xeon VM, docs/bench.md). Not past L2: the same VM's L2 kept much
-   of a share of 2.25 MiB (the comparison rows over 2^18 floats moved 1.2-1.8x the 3 MiB point's
-   figures), so there the blend counts. *lo and *hi (either may be NULL) get the points the
-   figures then come from: both the one above where past a cache. Not mirrored: a row inside a
-   cache but above its last point still takes the blend with the next level's (a real cache
+   of a share of 2.25 MiB (the comparison rows over 2^18 floats read 100-136% of the 3 MiB point's
+   figures; unmeasured on AMD), so there the blend counts. *lo and *hi (either may be NULL) get the
+   points the figures then come from: both the one above where past a cache. Not mirrored: a row
+   inside a cache but above its last point still takes the blend with the next level's (a real cache
    slows before it is full). */
 double roof_curve_footprint(const roof_figures *f, const roof_caches *c, int threads,
                             double footprint, int *lo, int *hi);

@@ -316,17 +316,17 @@ static void measure_better(const isa_roof *isa, const roof_figures *f, int i, fl
   if (x > *fig) *fig = x;
 }
 
-/* Whether the library's kernels may store non-temporally at a footprint of this many bytes:
-   past the last-level cache the engine streams by (sg__flat_streams, engine/engine.h; an
-   unknown size counts as past). Within it they store normally, so that the next op finds their
-   output in the cache, and the roof's store mixes there are normal stores' too. Just past L2 the
-   streamed triad is the faster, its inputs keeping more of L2 to themselves (an Intel Xeon VM, 3
-   MiB on 1 thread: 37-39 GB/s, normal stores 33-37; docs/bench.md), a speed that no kernel of
-   the library takes there and that the next op would pay for (in a loop outside the project, two
-   adds in a row at that size took 1.13x the time with the first one's output streamed). */
+/* Whether the roof counts non-temporal stores at a footprint of this many bytes: not up to half
+   the last-level cache the engine streams by (sg__llc_bytes), where the library's kernels store
+   normally so that the next op finds their output in the cache (sg__flat_streams,
+   engine/engine.h). Just past L2 the streamed triad outran normal stores, its output leaving L2
+   to its inputs: a speed no kernel takes there, and one the next op would pay for (docs/bench.md,
+   "Normal stores within the last-level cache"). Half, not all of it: near the cache's edge a
+   normal store's line goes to memory too, and a point there below the next one, past the edge and
+   streamed, would read as inconsistent (roof_check). An unknown size: both, as before. */
 static bool stores_may_stream(double footprint) {
   size_t llc = sg__llc_bytes();
-  return llc == 0 || footprint > (double)llc;
+  return llc == 0 || footprint > (double)llc / 2;
 }
 
 static void measure_point(const isa_roof *isa, roof_figures *f, int i, float *buf, int threads,
