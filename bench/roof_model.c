@@ -167,12 +167,12 @@ double roof_curve_footprint(const roof_figures *f, const roof_caches *c, int thr
   if (hi) *hi = b;
   if (a == b) return footprint;
   if (threads < 1) threads = 1;
-  double capacity[3] = {(double)c->size[0] * threads, (double)c->size[1] * threads,
-                        (double)c->size[2]};
-  /* Not L2: an Intel Xeon's keeps much of a repeated stream somewhat larger than it, where its
-     L1 keeps almost none (docs/bench.md, "Past a cache's capacity"; unmeasured on AMD). */
-  for (int l = 0; l < 3; l++)
-    if (l != 1 && capacity[l] > 0 && f->footprint[a] <= capacity[l] && capacity[l] < footprint) {
+  /* L1 (per thread) and the LLC; not L2: an Intel Xeon's keeps much of a repeated stream somewhat
+     larger than it, where its L1 keeps almost none (docs/bench.md, "Past a cache's capacity";
+     unmeasured on AMD). */
+  const double capacity[2] = {(double)c->size[0] * threads, (double)c->size[2]};
+  for (int l = 0; l < 2; l++)
+    if (capacity[l] > 0 && f->footprint[a] <= capacity[l] && capacity[l] < footprint) {
       if (lo) *lo = b;
       return f->footprint[b];
     }
