@@ -52,4 +52,6 @@ const sg_backend sg__backend_scalar = {
     .sgd_update = sg_f32_sgd_update__scalar,
     .momentum_update = sg_f32_momentum_update__scalar,
     .adam_update = sg_f32_adam_update__scalar,
+    .cast_f32_i32 = sg_f32_cast_f32_i32__scalar,
+    .cast_i32_f32 = sg_f32_cast_i32_f32__scalar,
 };

@@ -61,6 +61,8 @@ sg_dropout_fn sg_f32_dropout__scalar;
 sg_sgd_update_fn sg_f32_sgd_update__scalar;
 sg_momentum_update_fn sg_f32_momentum_update__scalar;
 sg_adam_update_fn sg_f32_adam_update__scalar;
+sg_cast_f32_i32_fn sg_f32_cast_f32_i32__scalar;
+sg_cast_i32_f32_fn sg_f32_cast_i32_f32__scalar;
 
 /* The complete scalar table. */
 extern const sg_backend sg__backend_scalar;

@@ -83,6 +83,12 @@ Test(checked, null_with_elements) {
   expect_rejected(SG_ERR_ARG, "gemm", "b is NULL");
   c->fill(NULL, 3, 1.0f);
   expect_rejected(SG_ERR_ARG, "fill", "y is NULL");
+  c->cast_f32_i32(x, NULL, 4);
+  expect_rejected(SG_ERR_ARG, "cast_f32_i32", "y is NULL with 4 elements");
+  for (int i = 0; i < 4; i++) y[i] = CANARY;
+  c->cast_i32_f32(NULL, y, 4);
+  expect_rejected(SG_ERR_ARG, "cast_i32_f32", "x is NULL with 4 elements");
+  expect_untouched(y, 4);
   /* n == 0 touches nothing: NULL is fine. */
   c->exp(NULL, NULL, 0);
   c->gemm(0, 0, 5, NULL, 5, false, NULL, 0, false, 0.0f, NULL, 0);
@@ -196,6 +202,8 @@ Test(checked, partial_overlap) {
   expect_rejected(SG_ERR_ARG, "adam_update", "overlap");
   c->softmax_cross_entropy(buf, buf + 4, 1, 4, buf + 12, buf); /* log_probs over labels */
   expect_rejected(SG_ERR_ARG, "softmax_cross_entropy", "log_probs overlaps input labels");
+  c->cast_f32_i32(buf, (int32_t *)(void *)(buf + 2), 8);
+  expect_rejected(SG_ERR_ARG, "cast_f32_i32", "output y partially overlaps input x");
   for (int i = 0; i < 16; i++) cr_expect_eq(buf[i], (float)i + 1, "buf[%d] was written", i);
 
   /* The in-place form: the same start and length. */
@@ -204,6 +212,11 @@ Test(checked, partial_overlap) {
   c->exp(buf, buf, 8);
   expect_accepted();
   cr_expect_arr_eq(buf, want, sizeof want);
+  int32_t want_i[8];
+  sg_backend_current()->cast_f32_i32(buf, want_i, 8);
+  c->cast_f32_i32(buf, (int32_t *)(void *)buf, 8);
+  expect_accepted();
+  cr_expect_arr_eq(buf, want_i, sizeof want_i);
 }
 
 Test(checked, window_geometry) {

@@ -1,5 +1,6 @@
-/* Conformance of transpose, scatter_add and the depthwise convolution kernels of every
- * available backend against the scalar backend, with the harness of support_conformance.h. */
+/* Conformance of transpose, scatter_add, the conversions of sg_cast and the depthwise
+ * convolution kernels of every available backend against the scalar backend, with the harness
+ * of support_conformance.h. */
 #include <float.h>
 #include <math.h>
 #include <stdint.h>
@@ -269,6 +270,114 @@ static void depthwise_family(void) {
                                   geo[gi][5], c, geo[gi][6]);
       for (size_t k = 0; k < n_offsets(c); k++) depthwise_case(&g, offset_at(c, k));
     }
+}
+
+/* ==== cast_f32_i32 and cast_i32_f32 ======================================================== */
+
+/* Past the conversions' streaming threshold (SG_STREAM_MIN, 8 MiB), with a head before y's
+   alignment. */
+#define CAST_STREAM_N (((size_t)2 << 20) + 13)
+
+/* Floats at the edges of truncation: int32_t's range ends (-2^31 is in it, 2^31 is not, nor is
+   the float below -2^31), the float below 2^31, values that truncate to 0 from both sides,
+   signed zeros, NaN, infinities, denormals, and a float above 2^24 (every float there is whole). */
+static const float k_cast_edges[] = {
+    -2147483648.0f, 2147483648.0f, -2147483904.0f, 2147483520.0f, 0.5f,       -0.5f, 0.99999994f,
+    -0.99999994f,   -1.5f,         0.0f,           -0.0f,         NAN,        -NAN,  INFINITY,
+    -INFINITY,      1e-40f,        -1e-40f,        16777218.0f,   -123456.7f, 3e9f};
+/* Integers at float's rounding: int32_t's ends, 2^24 + 1 (the first not exact), ties that round
+   to even either way (2^25 + 2 down, 2^25 + 6 up), and their negatives. */
+static const int32_t k_cast_int_edges[] = {INT32_MIN, INT32_MAX,  16777217,   -16777217,  33554434,
+                                           33554438,  -33554434,  -33554438,  0,          -1,
+                                           1,         2147483584, 2147483583, -2147483583};
+
+/* One size and offset: x's floats (or integers as their bits) to_i32 or back, out of place and
+   in place, every backend against scalar bit for bit; the guards catch a write outside [0, n)
+   and x must come back unchanged. */
+static void cast_case(bool to_i32, size_t n, size_t off) {
+  const sg_backend *ref = ref_backend();
+  const char *slot = to_i32 ? "cast_f32_i32" : "cast_i32_f32";
+  seed(case_seed(slot, n, off, 0));
+  float *x = fnew(n), *want = fnew(n);
+  for (size_t i = 0; i < n; i++) {
+    uint64_t r = next_u64();
+    if (to_i32) /* a third any bits at all, the rest across int32_t's range and past it */
+      x[i] =
+          r % 3 == 0 ? from_bits((uint32_t)(r >> 32)) : uniform(-3e9f, 3e9f) / (float)(1 + r % 7);
+    else
+      x[i] = from_bits((uint32_t)(r >> 32) >> (r % 3 == 0 ? 0 : r % 31));
+  }
+  size_t n_edges = to_i32 ? COUNT(k_cast_edges) : COUNT(k_cast_int_edges);
+  for (size_t k = 0; k < n_edges && n > 0; k++) {
+    size_t at = k * 7919 % n; /* the edges in the body and, on small sizes, the tail */
+    if (to_i32)
+      x[at] = k_cast_edges[k];
+    else
+      memcpy(&x[at], &k_cast_int_edges[k], sizeof(float));
+  }
+  if (to_i32)
+    ref->cast_f32_i32(x, (int32_t *)(void *)want, n);
+  else
+    ref->cast_i32_f32((const int32_t *)(const void *)x, want, n);
+  FOR_EACH_BACKEND(be) {
+    for (int in_place = 0; in_place < 2; in_place++) {
+      cctx c;
+      ctx_init(&c, be, slot, NULL, "n=%zu off=%zu%s", n, off, in_place ? " in place" : "");
+      gbuf gx = gb_floats(x, n, off_of(off, 0)), gy = gb_floats(NULL, n, off_of(off, 1));
+      float *out = in_place ? gf(&gx) : gf(&gy);
+      if (to_i32)
+        be->cast_f32_i32(gf(&gx), (int32_t *)(void *)out, n);
+      else
+        be->cast_i32_f32((const int32_t *)(const void *)gf(&gx), out, n);
+      check_bytes(&c, out, want, n * sizeof(float), sizeof(float));
+      if (in_place)
+        check_guards(&c, &gx, "x");
+      else {
+        check_unchanged(&c, &gx, x, "x");
+        check_guards(&c, &gy, "y");
+      }
+      gb_free(&gx);
+      gb_free(&gy);
+    }
+  }
+  free(x);
+  free(want);
+}
+
+/* The scalar reference itself, on the edges whose results the contract names (backend.h). */
+static void cast_reference_edges(void) {
+  const sg_backend *ref = ref_backend();
+  static const float f[] = {
+      -2147483648.0f, 2147483648.0f, -2147483904.0f, 2147483520.0f, -0.99999994f,
+      -1.5f,          NAN,           -INFINITY};
+  static const int32_t want[] = {INT32_MIN, INT32_MIN, INT32_MIN, 2147483520,
+                                 0,         -1,        INT32_MIN, INT32_MIN};
+  int32_t got[COUNT(f)];
+  ref->cast_f32_i32(f, got, COUNT(f));
+  for (size_t i = 0; i < COUNT(f); i++)
+    cr_expect_eq(got[i], want[i], "scalar cast_f32_i32(%g) = %d, not %d", f[i], got[i], want[i]);
+  static const int32_t xi[] = {16777217, 33554434, 33554438, INT32_MAX, INT32_MIN};
+  static const float wf[] = {16777216.0f, 33554432.0f, 33554440.0f, 2147483648.0f, -2147483648.0f};
+  float gf_[COUNT(xi)];
+  ref->cast_i32_f32(xi, gf_, COUNT(xi));
+  for (size_t i = 0; i < COUNT(xi); i++)
+    cr_expect_eq(bits_of(gf_[i]), bits_of(wf[i]), "scalar cast_i32_f32(%d) = %.9g, not %.9g", xi[i],
+                 gf_[i], wf[i]);
+}
+
+static void cast_family(void) {
+  cast_reference_edges();
+  for (int to_i32 = 0; to_i32 < 2; to_i32++) {
+    for (size_t si = 0; si < COUNT(k_sizes); si++)
+      for (size_t k = 0; k < n_offsets(k_sizes[si]); k++)
+        cast_case(to_i32, k_sizes[si], offset_at(k_sizes[si], k));
+    cast_case(to_i32, CAST_STREAM_N, 3);
+  }
+}
+
+Test(conformance, cast) {
+  cast_family();
+  finish("cast");
 }
 
 Test(conformance, transpose_and_scatter_add) {

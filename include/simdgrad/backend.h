@@ -251,6 +251,9 @@ typedef void sg_momentum_update_fn(float *w, float *v, const float *g, size_t n,
                                    float momentum, bool nesterov);
 typedef void sg_adam_update_fn(float *w, float *m, float *v, const float *g, size_t n, float lr_t,
                                float beta1, float beta2, float c2, float epsilon);
+/* Conversions between f32 and i32 (0.3), elementwise over n. */
+typedef void sg_cast_f32_i32_fn(const float *x, int32_t *y, size_t n);
+typedef void sg_cast_i32_f32_fn(const int32_t *x, float *y, size_t n);
 
 /* ---- The backend ----------------------------------------------------------------------------- */
 
@@ -397,6 +400,15 @@ typedef struct sg_backend {
   sg_adam_update_fn *adam_update;
 
   /* ---- Slots appended after 0.2 go here, one block per release (Note [Appending slots]). */
+
+  /* ---- 0.3: sg_cast's conversions. They may work in place (y == x); check
+     SG_BACKEND_HAS(b, cast_f32_i32) before calling them through an older library's table. */
+  /* y[i] = x[i] truncated toward zero; NaN and every x outside [-2^31, 2^31) give INT32_MIN
+     (what x86's cvttps2dq gives, so every backend and CPU agree). */
+  sg_cast_f32_i32_fn *cast_f32_i32;
+  /* y[i] = x[i] rounded to the nearest float, ties to even (in the default rounding mode; like
+     C's conversion, the current mode decides). */
+  sg_cast_i32_f32_fn *cast_i32_f32;
 } sg_backend;
 
 /* True when table b has the slot (it lies within b->size) and the slot is set. A program that
