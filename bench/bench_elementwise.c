@@ -1,6 +1,7 @@
 /* Elementwise kernel benchmarks, forward and backward, straight from backend.h's op lists (so a
  * new op in a list is benchmarked with no edit here) plus the slots outside them: leaky_relu,
- * clip, fill, where, dropout and the optimizer updates (sgd, momentum, adam, in place). Named
+ * clip, fill, the casts, where, dropout and the optimizer updates (sgd, momentum, adam, in place).
+ * Named
  * "<slot>/<backend>/<n>/threads:<T>"; with T > 1 the n elements are cut into the engine's chunks
  * and run on T OpenMP threads, as the engine runs the op. */
 #include <math.h>
@@ -18,8 +19,10 @@ typedef enum ew_kind {
   EW_BINARY_BWD, /* da and db */
   EW_COMPARE,    /* uint8 y = a cmp b */
   EW_FILL,       /* y = 1 */
-  EW_WHERE,      /* y = c ? a : b */
-  EW_WHERE_BWD,  /* da, db from dy and c */
+  EW_CAST_F32_I32,
+  EW_CAST_I32_F32, /* x's floats read as integers: their bits */
+  EW_WHERE,        /* y = c ? a : b */
+  EW_WHERE_BWD,    /* da, db from dy and c */
   EW_LEAKY,
   EW_LEAKY_BWD,
   EW_CLIP,
@@ -58,6 +61,8 @@ static const ew_op k_ops[] = {
     {"clip", "clip", EW_CLIP, offsetof(sg_backend, clip), 0, NULL},
     {"clip_backward", "clip", EW_CLIP_BWD, offsetof(sg_backend, clip_backward), 0, NULL},
     {"fill", "fill", EW_FILL, offsetof(sg_backend, fill), 0, NULL},
+    {"cast_f32_i32", "cast_f32_i32", EW_CAST_F32_I32, offsetof(sg_backend, cast_f32_i32), 0, NULL},
+    {"cast_i32_f32", "cast_i32_f32", EW_CAST_I32_F32, offsetof(sg_backend, cast_i32_f32), 0, NULL},
     SG_FOR_EACH_BINARY_OP(BINARY_) SG_FOR_EACH_COMPARE_OP(COMPARE_){
         "where", "where", EW_WHERE, offsetof(sg_backend, where), 0, NULL},
     {"where_backward", "where", EW_WHERE_BWD, offsetof(sg_backend, where_backward), 0, NULL},
@@ -84,6 +89,8 @@ typedef union ew_fn {
   void (*clip)(const float *, float *, size_t, float, float);
   void (*clip_bwd)(const float *, const float *, float *, size_t, float, float);
   void (*fill)(float *, size_t, float);
+  sg_cast_f32_i32_fn *cast_f32_i32;
+  sg_cast_i32_f32_fn *cast_i32_f32;
   void (*dropout)(const float *, float *, size_t, uint64_t, uint64_t, uint64_t, float);
   void (*sgd)(float *, const float *, size_t, float);
   void (*momentum)(float *, float *, const float *, size_t, float, float, bool);
@@ -157,6 +164,12 @@ static void ew_range(int64_t lo, int64_t hi, void *ctx) {
   case EW_FILL:
     j->f.fill(j->y + o, n, 1.0f);
     break;
+  case EW_CAST_F32_I32:
+    j->f.cast_f32_i32(j->a + o, (int32_t *)(void *)(j->y + o), n);
+    break;
+  case EW_CAST_I32_F32:
+    j->f.cast_i32_f32((const int32_t *)(const void *)(j->a + o), j->y + o, n);
+    break;
   case EW_DROPOUT: /* the mask hashes the element index: the chunk passes its offset */
     j->f.dropout(j->a + o, j->y + o, n, (uint64_t)lo, 42, (uint64_t)1 << 31, 2.0f);
     break;
@@ -182,6 +195,8 @@ static ew_traffic traffic_per_element(const ew_op *op) {
   case EW_UNARY:
   case EW_LEAKY:
   case EW_CLIP:
+  case EW_CAST_F32_I32:
+  case EW_CAST_I32_F32:
   case EW_DROPOUT:
     return (ew_traffic){4, 4, 8};
   case EW_UNARY_BWD: /* dy and the saved x or y (none for some) in, dx out */
@@ -275,8 +290,9 @@ double bench_ew_rate(const sg_backend *be, const char *slot) {
    (forward or backward with a given dy) and a unary op (the same) in chunks of SG_STREAM_CHUNK,
    which the kernels stream, where their footprint outgrows the last-level cache from 2 x
    SG_STREAM_CHUNK elements on; the costly unary kernels in finer chunks where they do not stream
-   (engine/unary_cost.h); everything else, leaky_relu, clip and fill included (their kernels
-   never stream), in BENCH_GRAIN. */
+   (engine/unary_cost.h); the casts as sg_cast runs them (flat, their kernels stream as the
+   unary ones); everything else, leaky_relu, clip and fill included (their kernels never
+   stream), in BENCH_GRAIN. */
 static int64_t grain_of(const ew_op *op, int64_t n) {
   int bytes = (int)traffic_per_element(op).footprint;
   switch (op->kind) {
@@ -287,6 +303,8 @@ static int64_t grain_of(const ew_op *op, int64_t n) {
   case EW_BINARY_BWD:
   case EW_WHERE:
   case EW_WHERE_BWD:
+  case EW_CAST_F32_I32:
+  case EW_CAST_I32_F32:
     return bench_flat_grain(n, bytes);
   default:
     return BENCH_GRAIN;

@@ -134,6 +134,11 @@ static inline vf vceil(vf a) {
 static inline vf vround_even(vf a) {
   return _mm512_roundscale_ps(a, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
 }
+/* sg_cast's conversions between float and int32 lanes: truncation toward zero with x86's
+   "integer indefinite" (INT32_MIN) for NaN and every value outside [-2^31, 2^31), and int32 to
+   float rounded as the current mode says (to nearest even by default), as C's conversion. */
+static inline vbits_t vcvt_trunc_i32(vf a) { return _mm512_cvttps_epi32(a); }
+static inline vf vcvt_f32_i32(vbits_t a) { return _mm512_cvtepi32_ps(a); }
 
 static inline vmask vgt(vf a, vf b) { return _mm512_cmp_ps_mask(a, b, _CMP_GT_OQ); }
 static inline vmask vge(vf a, vf b) { return _mm512_cmp_ps_mask(a, b, _CMP_GE_OQ); }

@@ -145,6 +145,16 @@ static inline vf vabs_min(vf a, float c) { return vminq_f32(vdupq_n_f32(c), vabs
 static inline vf vfloor(vf a) { return vrndmq_f32(a); }
 static inline vf vceil(vf a) { return vrndpq_f32(a); }
 static inline vf vround_even(vf a) { return vrndnq_f32(a); }
+/* sg_cast's conversions between float and int32 lanes: truncation toward zero with x86's
+   "integer indefinite" (INT32_MIN) for NaN and every value outside [-2^31, 2^31), and int32 to
+   float rounded as the current mode says (to nearest even by default), as C's conversion.
+   FCVTZS saturates instead (and gives 0 for NaN): lanes outside the range take INT32_MIN. */
+static inline vbits_t vcvt_trunc_i32(vf a) {
+  uint32x4_t in = vandq_u32(vcgeq_f32(a, vdupq_n_f32(-2147483648.0f)),
+                            vcltq_f32(a, vdupq_n_f32(2147483648.0f)));
+  return vbslq_u32(in, vreinterpretq_u32_s32(vcvtq_s32_f32(a)), vdupq_n_u32(0x80000000u));
+}
+static inline vf vcvt_f32_i32(vbits_t a) { return vcvtq_f32_s32(vreinterpretq_s32_u32(a)); }
 
 /* Ordered comparisons (false on NaN); vneq is unordered-or-unequal, as x86's NEQ_UQ. */
 static inline vmask vgt(vf a, vf b) { return vcgtq_f32(a, b); }

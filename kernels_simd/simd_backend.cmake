@@ -6,7 +6,7 @@
 # tuning of that unit when kernels_<isa>/<unit>_tuning.h exists (the GEMM tile shapes), then
 # kernels_simd/simd_<unit>.inc. Only these generated files get the ISA's flags; nothing in
 # kernels_simd/ names an ISA. A new template unit is one more name in SIMDGRAD_SIMD_UNITS.
-set(SIMDGRAD_SIMD_UNITS backend binary depthwise gemm nn reduce scatter transpose unary)
+set(SIMDGRAD_SIMD_UNITS backend binary cast depthwise gemm nn reduce scatter transpose unary)
 set(SIMDGRAD_SIMD_DIR ${CMAKE_CURRENT_LIST_DIR})
 
 function(simdgrad_simd_backend isa)

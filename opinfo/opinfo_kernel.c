@@ -1,6 +1,6 @@
-/* The rows of every other kernel: fill, gemm, shape, the image ops, dropout, batch norm and the
- * optimizer updates (their contracts: the conformance tests' and the fuzzers', tests/fuzz/); gemm's
- * double reference; and the lookup over these and the reductions' table. */
+/* The rows of every other kernel: fill, the casts, gemm, shape, the image ops, dropout, batch norm
+ * and the optimizer updates (their contracts: the conformance tests' and the fuzzers',
+ * tests/fuzz/); gemm's double reference; and the lookup over these and the reductions' table. */
 #include <math.h>
 #include <string.h>
 
@@ -14,6 +14,9 @@ const opinfo_kernel opinfo_kernel_table[] = {
      .has_conf = true,
      .conf = {.domain = {-10, 10}, .fwd = EXACT},
      .flops = OPINFO_FLOPS(0, 0)},
+    /* sg_cast's conversions move data (the conformance test holds them to scalar's bits). */
+    {.name = "cast_f32_i32", .flops = OPINFO_FLOPS(0, 0)},
+    {.name = "cast_i32_f32", .flops = OPINFO_FLOPS(0, 0)},
     /* gemm and gemm_taps: |diff| <= 2 (k + 2) eps (sum_p |a_ip b_pj| + |beta c_ij|), k counting
        taps * k products for gemm_taps; the conformance test sets abs from k. The bench counts
        their FLOPs itself (2 m n k). */
