@@ -165,6 +165,17 @@ static inline void vmask_store_bytes(uint8_t *out, vmask m, size_t n) {
     for (size_t i = 0; i < n; i++) out[i] = tmp[i];
   }
 }
+/* Four masks' bytes at once, 4 VN of them: two packs of dwords, one of words and one permute,
+   where one mask alone takes three shuffles (the comparisons were bound by them). The packs
+   work within 128-bit halves, so the 4-byte groups come out as elements 0-3, 8-11, 16-19,
+   24-27, 4-7, ...; the permute puts them in order. */
+static inline void vmask_store_bytes4(uint8_t *out, vmask m0, vmask m1, vmask m2, vmask m3) {
+  __m256i a = _mm256_packs_epi32(_mm256_castps_si256(m0), _mm256_castps_si256(m1));
+  __m256i b = _mm256_packs_epi32(_mm256_castps_si256(m2), _mm256_castps_si256(m3));
+  __m256i c = _mm256_permutevar8x32_epi32(_mm256_packs_epi16(a, b),
+                                          _mm256_setr_epi32(0, 4, 1, 5, 2, 6, 3, 7));
+  _mm256_storeu_si256((__m256i *)(void *)out, _mm256_and_si256(c, _mm256_set1_epi8(1)));
+}
 static inline vmask vmask_load_bytes(const uint8_t *c, size_t n) {
   __m128i b;
   if (n >= VN) {

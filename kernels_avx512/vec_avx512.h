@@ -160,6 +160,11 @@ static inline void vmask_store_bytes(uint8_t *out, vmask m, size_t n) {
   __m128i b = _mm_maskz_set1_epi8(m, 1);
   _mm_mask_storeu_epi8(out, n >= VN ? (__mmask16)0xffff : vtail_mask_(n), b);
 }
+/* Four masks' bytes at once, 4 VN of them: the masks joined into one of 64 bits, one store. */
+static inline void vmask_store_bytes4(uint8_t *out, vmask m0, vmask m1, vmask m2, vmask m3) {
+  __mmask64 k = _mm512_kunpackd(_mm512_kunpackw(m3, m2), _mm512_kunpackw(m1, m0));
+  _mm512_storeu_si512((void *)out, _mm512_maskz_set1_epi8(k, 1));
+}
 static inline vmask vmask_load_bytes(const uint8_t *c, size_t n) {
   __m128i b = _mm_maskz_loadu_epi8(n >= VN ? (__mmask16)0xffff : vtail_mask_(n), c);
   return _mm_test_epi8_mask(b, b);
