@@ -127,6 +127,17 @@ Test(roof_model, judge_by_footprint_and_mix) {
   ip.written_in_place = 0;
   v = roof_judge(&f, &c, 1, &ip);
   cr_expect_gt(v.memory_s, 8.0 * MIB / at8 * 1.1);
+  /* Within L2 (512 KiB here) a write in place counts half a write: an update of 128 KiB read
+     and written back is timed as 128 KiB read and 64 KiB written elsewhere. */
+  roof_work l2 = {.read = 128.0 * KIB,
+                  .written = 128.0 * KIB,
+                  .written_in_place = 128.0 * KIB,
+                  .footprint = 128.0 * KIB};
+  v = roof_judge(&f, &c, 1, &l2);
+  cr_expect_eq(v.level, ROOF_L2);
+  roof_work half = {.read = 128.0 * KIB, .written = 64.0 * KIB, .footprint = 128.0 * KIB};
+  cr_expect_float_eq(v.memory_s, roof_judge(&f, &c, 1, &half).memory_s, 1e-15);
+  cr_expect_float_eq(v.bandwidth, 256.0 * KIB / v.memory_s, 1e3);
   /* Compute-bound: FLOPs over the peak. */
   roof_work cb = {.flops = 1e9, .read = 1.0 * MIB, .written = 0.5 * MIB};
   v = roof_judge(&f, &c, 1, &cb);
