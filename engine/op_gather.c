@@ -29,27 +29,52 @@ typedef struct scatter_ctx {
   int64_t n_idx, inner, axis_dim;
 } scatter_ctx;
 
-/* Outer slices [lo, hi): each writes its own slab of dx, so threads never collide. */
+/* Outer slices [lo, hi): each zeroes its own slab of dx and scatters into it, so threads never
+   collide. */
 static void scatter_range(int64_t lo, int64_t hi, void *arg) {
   const scatter_ctx *c = arg;
+  float *dx = c->dx + lo * c->axis_dim * c->inner;
+  memset(dx, 0, (size_t)((hi - lo) * c->axis_dim * c->inner) * sizeof(float));
   sg__backend()->scatter_add(c->dy + lo * c->n_idx * c->inner, c->idx, (size_t)(hi - lo),
-                             (size_t)c->n_idx, (size_t)c->inner, (size_t)c->axis_dim,
-                             c->dx + lo * c->axis_dim * c->inner);
+                             (size_t)c->n_idx, (size_t)c->inner, (size_t)c->axis_dim, dx);
 }
 
-/* The [outer, axis_dim, inner] view of a shape around axis. */
+/* Rows [lo, hi) of dx when there is one outer slice (a gather along the first axis, as an
+   embedding's): zeroed, then the indices that name them scattered in, in order, each run of
+   consecutive such indices in one kernel call. A row gets its adds in index order whichever
+   chunk holds it, as in one call over all the indices (the kernels walk them in order), so the
+   bits do not depend on the split; each chunk reads every index once. */
+static void scatter_rows_range(int64_t lo, int64_t hi, void *arg) {
+  const scatter_ctx *c = arg;
+  memset(c->dx + lo * c->inner, 0, (size_t)((hi - lo) * c->inner) * sizeof(float));
+  const sg_backend *be = sg__backend();
+  for (int64_t j = 0; j < c->n_idx;) {
+    while (j < c->n_idx && (c->idx[j] < lo || c->idx[j] >= hi)) j++;
+    int64_t j0 = j;
+    while (j < c->n_idx && c->idx[j] >= lo && c->idx[j] < hi) j++;
+    if (j > j0)
+      be->scatter_add(c->dy + j0 * c->inner, c->idx + j0, 1, (size_t)(j - j0), (size_t)c->inner,
+                      (size_t)c->axis_dim, c->dx);
+  }
+}
+
+/* The view of a shape around axis: [outer, axis_dim, inner]. */
 static void split_at(const int64_t *shape, int rank, int axis, int64_t *outer, int64_t *inner) {
   *outer = 1, *inner = 1;
   for (int d = 0; d < axis; d++) *outer *= shape[d];
   for (int d = axis + 1; d < rank; d++) *inner *= shape[d];
 }
 
+/* Chunks of dx's rows for scatter_rows_range: at least SG_GRAIN_ELEMENTWISE floats each, and at
+   most 16 chunks, so that the indices are read 16 times at most. */
+#define SCATTER_ROW_CHUNKS 16
+
 static sg_status gather_grad(const sg_node *node, sg_tensor *dy, const bool *need, sg_tensor **dx) {
   if (!need[0]) return SG_OK;
   const sg_node_input *in = &node->inputs[0];
   const sg_tensor *indices = node->saved[0];
   int axis = (int)node->iparam[0];
-  dx[0] = sg__new_zeros(SG_F32, in->shape, in->rank);
+  dx[0] = sg__new(SG_F32, in->shape, in->rank); /* each chunk zeroes its part first */
   if (!dx[0]) return sg_last_status();
   int64_t outer, inner;
   split_at(in->shape, in->rank, axis, &outer, &inner);
@@ -59,8 +84,14 @@ static sg_status gather_grad(const sg_node *node, sg_tensor *dy, const bool *nee
                    .n_idx = indices->numel,
                    .inner = inner,
                    .axis_dim = in->shape[axis]};
-  int64_t per = c.n_idx * inner;
-  if (per == 0) return SG_OK;
+  if (dx[0]->numel == 0) return SG_OK;
+  if (outer == 1) {
+    int64_t rows = c.axis_dim, grain = (rows + SCATTER_ROW_CHUNKS - 1) / SCATTER_ROW_CHUNKS,
+            least = (SG_GRAIN_ELEMENTWISE + inner - 1) / inner;
+    sg__parallel_for(rows, grain > least ? grain : least, scatter_rows_range, &c);
+    return SG_OK;
+  }
+  int64_t per = (c.n_idx > c.axis_dim ? c.n_idx : c.axis_dim) * inner;
   int64_t grain = SG_GRAIN_ELEMENTWISE / per;
   sg__parallel_for(outer, grain > 1 ? grain : 1, scatter_range, &c);
   return SG_OK;
