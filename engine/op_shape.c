@@ -230,9 +230,10 @@ typedef struct cast_ctx {
 static void cast_range(int64_t lo, int64_t hi, void *arg) {
   const cast_ctx *c = arg;
   size_t n = (size_t)(hi - lo);
-  const float *xf = (const float *)c->x + lo;
-  const int32_t *xi = (const int32_t *)c->x + lo;
-  const uint8_t *xb = (const uint8_t *)c->x + lo;
+  /* Each pointer is formed only for the dtype x has: offset as another, it could lie past x. */
+  const float *xf = c->from == SG_F32 ? (const float *)c->x + lo : NULL;
+  const int32_t *xi = c->from == SG_I32 ? (const int32_t *)c->x + lo : NULL;
+  const uint8_t *xb = c->from == SG_BOOL ? (const uint8_t *)c->x + lo : NULL;
   if (c->from == SG_F32 && c->to == SG_I32) {
     c->be->cast_f32_i32(xf, (int32_t *)c->y + lo, n);
   } else if (c->from == SG_I32 && c->to == SG_F32) {

@@ -315,12 +315,13 @@ static float bn_dyadic(unsigned *st) {
 }
 
 /* The batch-norm kernels of every backend against scalar, with channel counts below, at and
-   past the vector widths and the backward's blocks of vectors (1, 7, 16, 17, 33, 100, 130) and
-   every operand 0..15 floats off alignment: the forward y = x*a + b is one rounding per product and
-   sum, the backward's sums are exact on dyadic values, so both must match scalar bit for bit. The
-   sums start non-zero (the kernel adds to them) and dx is also passed as NULL. */
+   past the vector widths and the backward's blocks (1, 7, 16, 17, 33, 100, 130, 1030: two buffers
+   of 512 and a tail) and every operand 0..15 floats off alignment: the forward y = x*a + b is one
+   rounding per product and sum, the backward's sums are exact on dyadic values, so both must match
+   scalar bit for bit. The sums start non-zero (the kernel adds to them) and dx is also passed as
+   NULL. */
 Test(norm, kernels_match_scalar_on_every_backend) {
-  static const size_t chans[] = {1, 7, 16, 17, 33, 100, 130};
+  static const size_t chans[] = {1, 7, 16, 17, 33, 100, 130, 1030};
   static const size_t rows_list[] = {1, 3, 5, 40};
   const sg_backend *ref = sg_backend_get("scalar");
   unsigned st = 7;
